@@ -1,0 +1,36 @@
+# shifteval: two commands do everything.
+#   make book   set up .venv (first time), execute every chapter on the embedded data, build the HTML
+#   make test   set up .venv (first time), run the test suite
+#   make clean  remove built outputs (keeps .venv; `make distclean` removes it too)
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PARAMS ?= default
+
+.PHONY: book test clean distclean lock
+
+book: $(STAMP)
+	$(BIN)/shifteval build --params $(PARAMS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+# torch 2.13.0 first: it resolves to the local CPU build, so nothing later pulls CUDA wheels.
+# requirements.lock pins every package (regenerate with `make lock`).
+$(STAMP): pyproject.toml requirements.lock
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check torch==2.13.0
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements.lock -e ".[test]"
+	touch $(STAMP)
+
+lock: $(STAMP)
+	$(BIN)/python -m pip freeze --exclude-editable | grep -v '^shifteval' > requirements.lock
+
+clean:
+	rm -rf _build .pytest_cache
+	find book/chapters -type f ! -name README.md -delete
+
+distclean: clean
+	rm -rf $(VENV)

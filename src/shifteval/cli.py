@@ -1,0 +1,57 @@
+"""The ``shifteval`` command: ``list``, ``run`` and ``build`` (see ``shifteval --help``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import pipeline
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="shifteval", description="Execute the compendium's chapters and build its book."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sub.add_parser("list", help="chapters in book order, with their parameter sets")
+
+    run = sub.add_parser("run", help="execute one chapter with papermill")
+    run.add_argument("chapter", help="chapter name (see `shifteval list`)")
+    run.add_argument("--params", default="default", help="parameter set name or YAML file (default: default)")
+    run.add_argument(
+        "-p", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        help="override one parameter (value parsed as YAML); repeatable",
+    )  # fmt: skip
+    run.add_argument("--out", default=None, help="output folder (default: book/chapters)")
+    run.add_argument("--force", action="store_true", help="execute even if the cache is current")
+
+    build = sub.add_parser("build", help="run every chapter, then build the HTML book")
+    build.add_argument("--params", default="default", help="parameter set for every chapter (default: default)")
+    build.add_argument("--force", action="store_true", help="re-execute every chapter")
+    build.add_argument("--only", nargs="+", metavar="CHAPTER", help="execute only these chapters")
+    return parser
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "list":
+            for chapter in pipeline.chapters():
+                print(f"{chapter.name:24s} {', '.join(chapter.param_sets())}")
+        elif args.command == "run":
+            overrides = pipeline.parse_overrides(args.overrides)
+            result = pipeline.run_chapter(
+                args.chapter, args.params, overrides, out=args.out, force=args.force
+            )
+            print(result.notebook)
+        elif args.command == "build":
+            print(pipeline.build(args.params, force=args.force, only=args.only))
+    except pipeline.PipelineError as exc:
+        print(f"shifteval: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Data sources: tables transcribed from the papers (:mod:`shifteval.datasets.published`)."""

@@ -1,0 +1,465 @@
+"""Execute chapters and build the book.
+
+One direction only (DESIGN.md): a parameter set and a jupytext source go in, papermill executes
+the notebook in memory, and the executed notebook plus its ``<chapter>.results.json`` come out
+in ``book/chapters/``; ``jupyter-book build`` then renders them without executing anything.
+
+A chapter is re-executed only when something it depends on changed: its cache key hashes the
+notebook source, the resolved parameters, every file of the ``shifteval`` package, the data
+files its parameters name, and the versions of the key packages. The key is stored in the
+executed notebook's metadata, beside the provenance readers see (parameters, library version,
+git commit, duration).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+import yaml
+
+from . import __version__
+from .io import atomic_write_bytes, atomic_write_json
+
+CHAPTER_DIR = Path("book/chapters")
+KEY_PACKAGES = (
+    "numpy", "scipy", "pandas", "matplotlib", "seaborn", "scikit-learn", "torch", "timm",
+    "papermill", "jupytext", "nbformat", "ipykernel",
+)  # fmt: skip
+RESERVED_PARAMETERS = ("results_path",)  # injected by the pipeline, not settable by users
+DEFAULT_TIMEOUT = 1800  # seconds per cell unless a parameter set raises it
+
+
+class PipelineError(Exception):
+    """A problem with a chapter name, a parameter set or the project layout."""
+
+
+class ChapterFailed(PipelineError):
+    """A chapter raised while executing; the failed notebook is kept outside the book."""
+
+
+def find_root(start=None) -> Path:
+    """The project root: the nearest folder at or above ``start`` holding ``_toc.yml`` and ``notebooks/``."""
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "_toc.yml").is_file() and (folder / "notebooks").is_dir():
+            return folder
+    raise PipelineError(
+        f"no shifteval project found at or above {here} (expected _toc.yml and notebooks/)"
+    )
+
+
+def _toc_files(node) -> list[str]:
+    files = []
+    if isinstance(node, dict):
+        if "file" in node:
+            files.append(str(node["file"]))
+        for value in node.values():
+            if isinstance(value, (dict, list)):
+                files.extend(_toc_files(value))
+    elif isinstance(node, list):
+        for item in node:
+            files.extend(_toc_files(item))
+    return files
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """A chapter: its jupytext source and its parameter sets."""
+
+    name: str
+    root: Path
+
+    @property
+    def source(self) -> Path:
+        return self.root / "notebooks" / f"{self.name}.py"
+
+    @property
+    def params_dir(self) -> Path:
+        return self.root / "notebooks" / "params" / self.name
+
+    def param_sets(self) -> list[str]:
+        return sorted(p.stem for p in self.params_dir.glob("*.yaml"))
+
+
+def chapters(root=None) -> list[Chapter]:
+    """The chapters in ``_toc.yml`` order (entries under ``book/chapters/``)."""
+    root = find_root(root)
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    prefix = CHAPTER_DIR.as_posix() + "/"
+    names = [f[len(prefix):].removesuffix(".ipynb") for f in _toc_files(toc) if f.startswith(prefix)]
+    found = []
+    for name in names:
+        chapter = Chapter(name, root)
+        if not chapter.source.is_file():
+            raise PipelineError(f"_toc.yml lists chapter {name!r} but {chapter.source} does not exist")
+        found.append(chapter)
+    return found
+
+
+def get_chapter(name: str, root=None) -> Chapter:
+    """The chapter called ``name``, or a :class:`PipelineError` listing the valid names."""
+    known = chapters(root)
+    for chapter in known:
+        if chapter.name == name:
+            return chapter
+    raise PipelineError(f"unknown chapter {name!r}; chapters: {', '.join(c.name for c in known)}")
+
+
+@dataclass
+class ParamSet:
+    """A parameter set: ``notebooks/params/<chapter>/<name>.yaml``.
+
+    The YAML file holds ``description`` (text), optionally ``timeout`` (seconds per cell) and
+    ``parameters`` (a mapping of the chapter's parameter names to values).
+    """
+
+    name: str
+    path: Path | None
+    description: str = ""
+    timeout: int = DEFAULT_TIMEOUT
+    parameters: dict = field(default_factory=dict)
+
+
+def load_param_set(chapter: Chapter, params: str = "default") -> ParamSet:
+    """Read a chapter's parameter set by name (``default``, ``smoke``, ``real``) or from a file."""
+    candidate = Path(params)
+    if candidate.suffix in (".yaml", ".yml") or candidate.is_file():
+        path = candidate
+        if not path.is_file():
+            raise PipelineError(f"parameter file {path} does not exist")
+    else:
+        path = chapter.params_dir / f"{params}.yaml"
+        if not path.is_file():
+            raise PipelineError(
+                f"chapter {chapter.name!r} has no parameter set {params!r}; "
+                f"available: {', '.join(chapter.param_sets()) or 'none'}"
+            )
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise PipelineError(f"{path} is not valid YAML: {exc}") from exc
+    unknown = set(data) - {"description", "timeout", "parameters"}
+    if not isinstance(data, dict) or unknown:
+        raise PipelineError(
+            f"{path}: expected keys description, timeout, parameters; found {sorted(unknown)}"
+        )
+    parameters = data.get("parameters") or {}
+    if not isinstance(parameters, dict):
+        raise PipelineError(f"{path}: 'parameters' must be a mapping")
+    timeout = data.get("timeout", DEFAULT_TIMEOUT)
+    if not isinstance(timeout, int) or timeout <= 0:
+        raise PipelineError(f"{path}: 'timeout' must be a positive number of seconds")
+    return ParamSet(path.stem, path, str(data.get("description", "")), timeout, parameters)
+
+
+def parse_overrides(pairs) -> dict:
+    """``["n_boot=1000", "tables=[a, b]"]`` → ``{"n_boot": 1000, "tables": ["a", "b"]}`` (values parsed as YAML)."""
+    out = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise PipelineError(f"parameter override {pair!r} must look like key=value")
+        out[key.strip()] = yaml.safe_load(value) if value.strip() else None
+    return out
+
+
+def notebook_parameters(source_text: str) -> dict:
+    """Names and default values assigned in the chapter's ``parameters`` cell."""
+    import jupytext
+
+    nb = jupytext.reads(source_text, fmt="py:percent")
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
+            tree = ast.parse(cell.source)
+            names = {}
+            for node in tree.body:
+                if isinstance(node, ast.Assign):
+                    for target in node.targets:
+                        if isinstance(target, ast.Name):
+                            try:
+                                names[target.id] = ast.literal_eval(node.value)
+                            except ValueError:
+                                names[target.id] = None
+            return names
+    raise PipelineError("the chapter has no cell tagged 'parameters'")
+
+
+def resolve_parameters(chapter: Chapter, param_set: ParamSet, overrides: dict) -> dict:
+    """Parameter set plus overrides, checked against the chapter's parameters cell."""
+    declared = notebook_parameters(chapter.source.read_text(encoding="utf-8"))
+    valid = sorted(k for k in declared if k not in RESERVED_PARAMETERS)
+    merged = {**param_set.parameters, **overrides}
+    unknown = sorted(k for k in merged if k not in valid)
+    if unknown:
+        raise PipelineError(
+            f"unknown parameter(s) {', '.join(unknown)} for chapter {chapter.name!r}; "
+            f"valid names: {', '.join(valid)}"
+        )
+    return merged
+
+
+def _hash_path(h, path: Path) -> None:
+    if path.is_dir():
+        for sub in sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            h.update(sub.relative_to(path).as_posix().encode())
+            h.update(hashlib.sha256(sub.read_bytes()).digest())
+    elif path.is_file():
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+
+
+def library_hash() -> str:
+    """SHA-256 over every file of the installed ``shifteval`` package (sources and data)."""
+    h = hashlib.sha256()
+    _hash_path(h, Path(__file__).resolve().parent)
+    return h.hexdigest()
+
+
+def _data_paths(value, root: Path) -> list[Path]:
+    """Files or folders named by a parameter value (strings, recursively in lists and dicts)."""
+    if isinstance(value, str) and value and len(value) < 4096:
+        path = Path(value) if Path(value).is_absolute() else root / value
+        try:
+            return [path] if path.exists() else []
+        except OSError:
+            return []
+    if isinstance(value, (list, tuple)):
+        return [p for v in value for p in _data_paths(v, root)]
+    if isinstance(value, dict):
+        return [p for v in value.values() for p in _data_paths(v, root)]
+    return []
+
+
+def package_versions() -> dict:
+    versions = {}
+    for name in KEY_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def cache_key(chapter: Chapter, parameters: dict) -> str:
+    """Content hash of everything a chapter's output depends on (see module docstring)."""
+    h = hashlib.sha256()
+    h.update(chapter.source.read_bytes())
+    h.update(json.dumps(parameters, sort_keys=True, default=str).encode())
+    h.update(library_hash().encode())
+    for path in _data_paths(parameters, chapter.root):
+        h.update(str(path).encode())
+        _hash_path(h, path)
+    h.update(json.dumps(package_versions(), sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def git_commit(root: Path) -> str | None:
+    """``HEAD`` of the project's repository, suffixed ``-dirty`` when the tree has changes."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root, capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("-dirty" if dirty else "")
+
+
+def cached_key(notebook_path: Path) -> str | None:
+    """The cache key recorded in an executed notebook, or None."""
+    results = notebook_path.with_name(notebook_path.name.replace(".ipynb", ".results.json"))
+    if not (notebook_path.is_file() and results.is_file()):
+        return None
+    try:
+        meta = json.loads(notebook_path.read_text(encoding="utf-8"))["metadata"]
+        return meta.get("shifteval", {}).get("cache_key")
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+@dataclass
+class RunResult:
+    chapter: str
+    status: str  # "executed" or "cached"
+    notebook: Path
+    results: Path
+    duration: float
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def run_chapter(
+    name: str,
+    params: str = "default",
+    overrides: dict | None = None,
+    out=None,
+    force: bool = False,
+    root=None,
+    progress: bool = True,
+) -> RunResult:
+    """Execute one chapter with papermill and publish its notebook and results.
+
+    Parameters
+    ----------
+    name : str
+        Chapter name, as listed by ``shifteval list``.
+    params : str
+        Parameter-set name (``default``, ``smoke``, ``real``) or a path to a YAML file.
+    overrides : dict, optional
+        Parameter values that replace those of the set (``-p key=value`` on the command line).
+    out : path, optional
+        Output folder; ``book/chapters`` of the project by default.
+    force : bool
+        Execute even when the cache says nothing changed.
+
+    Raises
+    ------
+    PipelineError
+        Unknown chapter, parameter set or parameter name -- before anything runs.
+    ChapterFailed
+        A cell raised; the message names the chapter, the cell and the exception, and the
+        failed notebook is kept under ``_build/failed/`` (never in the book).
+    """
+    import jupytext
+    import nbformat
+    import papermill
+
+    root = find_root(root)
+    chapter = get_chapter(name, root)
+    param_set = load_param_set(chapter, params)
+    parameters = resolve_parameters(chapter, param_set, overrides or {})
+    out = Path(out) if out is not None else root / CHAPTER_DIR
+    out = out if out.is_absolute() else Path.cwd() / out
+    notebook_path = out / f"{name}.ipynb"
+    results_path = out / f"{name}.results.json"
+    key = cache_key(chapter, parameters)
+
+    if not force and cached_key(notebook_path) == key:
+        _log(f"[{name}] up to date (parameter set {param_set.name!r}); skipped")
+        return RunResult(name, "cached", notebook_path, results_path, 0.0)
+
+    work = root / "_build" / ".running"
+    work.mkdir(parents=True, exist_ok=True)
+    running_nb = work / f"{name}.ipynb"
+    running_results = work / f"{name}.results.json"
+    running_results.unlink(missing_ok=True)
+    nb = jupytext.read(chapter.source, fmt="py:percent")
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    _log(f"[{name}] executing with parameter set {param_set.name!r} ...")
+    start = time.perf_counter()
+    try:
+        executed = papermill.execute_notebook(
+            nb,
+            str(running_nb),
+            parameters={**parameters, "results_path": str(running_results)},
+            kernel_name="python3",
+            cwd=str(root),
+            progress_bar=progress,
+            execution_timeout=param_set.timeout,
+            report_mode=False,
+            # the kernel's own log (not cell output) only says that it talks to us over local TCP
+            extra_arguments=["--IPKernelApp.log_level=ERROR"],
+        )
+    except papermill.PapermillExecutionError as exc:
+        failed_dir = root / "_build" / "failed"
+        failed_dir.mkdir(parents=True, exist_ok=True)
+        failed = failed_dir / f"{name}.ipynb"
+        if running_nb.exists():
+            os.replace(running_nb, failed)
+        raise ChapterFailed(
+            f"chapter {name!r} failed in cell {exc.cell_index} (execution count {exc.exec_count}): "
+            f"{exc.ename}: {exc.evalue}\n"
+            f"The failed notebook is kept for inspection at {failed}; the book was not rebuilt."
+        ) from None
+    duration = time.perf_counter() - start
+    if not running_results.is_file():
+        raise ChapterFailed(
+            f"chapter {name!r} ran but did not record its results (results.record(results_path, ...))"
+        )
+    provenance = {
+        "chapter": name,
+        "parameter_set": param_set.name,
+        "parameters": parameters,
+        "library_version": __version__,
+        "cache_key": key,
+        "git_commit": git_commit(root),
+        "duration_s": round(duration, 1),
+        "packages": package_versions(),
+    }
+    executed.metadata["shifteval"] = provenance
+    results = json.loads(running_results.read_text(encoding="utf-8"))
+    results["provenance"] = {k: v for k, v in provenance.items() if k != "packages"}
+    # Results first, notebook last: the notebook's key is what marks the pair complete.
+    atomic_write_json(results_path, results)
+    atomic_write_bytes(notebook_path, nbformat.writes(executed).encode("utf-8"))
+    running_nb.unlink(missing_ok=True)
+    running_results.unlink(missing_ok=True)
+    _log(f"[{name}] done in {duration:.1f} s -> {notebook_path}")
+    return RunResult(name, "executed", notebook_path, results_path, duration)
+
+
+def jupyter_book_command() -> list[str]:
+    """How to call jupyter-book from this environment."""
+    exe = Path(sys.executable).with_name("jupyter-book")
+    if exe.is_file():
+        return [str(exe)]
+    found = shutil.which("jupyter-book")
+    if found is None:
+        raise PipelineError("jupyter-book is not installed in this environment")
+    return [found]
+
+
+def build(
+    params: str = "default",
+    force: bool = False,
+    only=None,
+    root=None,
+    progress: bool = True,
+) -> Path:
+    """Run every chapter (or ``only`` these) and build the HTML book into ``_build/html``.
+
+    Chapters run in ``_toc.yml`` order; the first failure stops the build before
+    ``jupyter-book`` runs, so a failed chapter is never published. The book is built with
+    warnings as errors (``-W -n --keep-going``).
+
+    Returns
+    -------
+    pathlib.Path
+        The book's ``index.html``.
+    """
+    root = find_root(root)
+    names = [c.name for c in chapters(root)]
+    selected = list(only) if only else names
+    for name in selected:
+        get_chapter(name, root)  # unknown names fail before anything runs
+    missing = [n for n in names if n not in selected and cached_key(root / CHAPTER_DIR / f"{n}.ipynb") is None]
+    if missing:
+        raise PipelineError(
+            f"chapters {', '.join(missing)} have never been executed; run them first or drop --only"
+        )
+    for chapter in chapters(root):
+        if chapter.name not in selected:
+            continue
+        run_chapter(chapter.name, params, force=force, root=root, progress=progress)
+    cmd = [*jupyter_book_command(), "build", str(root), "-W", "-n", "--keep-going"]
+    _log("[book] " + " ".join(cmd[1:]))
+    proc = subprocess.run(cmd, cwd=root)
+    if proc.returncode != 0:
+        raise PipelineError(f"jupyter-book build failed (exit {proc.returncode}); see the log above")
+    index = root / "_build" / "html" / "index.html"
+    _log(f"[book] ready: {index}")
+    return index

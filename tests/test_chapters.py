@@ -1,0 +1,69 @@
+"""Smoke execution of every chapter, the linear-fits numbers, and a warning-free book build."""
+
+import json
+
+import pytest
+from conftest import shifteval
+
+from shifteval import pipeline
+from shifteval.datasets import published
+
+CHAPTERS = [c.name for c in pipeline.chapters()]
+
+
+@pytest.fixture(scope="module")
+def built_book(tmp_path_factory):
+    """Every chapter executed with its smoke parameters and the book built, once for this module."""
+    from conftest import copy_project
+
+    project = copy_project(tmp_path_factory.mktemp("book") / "project")
+    out = shifteval("build", "--params", "smoke", cwd=project, timeout=1800)
+    return project, out
+
+
+def test_smoke_build_succeeds_without_warnings(built_book):
+    project, out = built_book
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert (project / "_build" / "html" / "index.html").is_file()
+    log = out.stdout + out.stderr
+    assert "WARNING" not in log and "build succeeded" in log
+    for name in CHAPTERS:
+        assert (project / "_build" / "html" / "book" / "chapters" / f"{name}.html").is_file(), name
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_every_chapter_executes_and_records_results(built_book, name):
+    project, out = built_book
+    nb = json.loads((project / "book" / "chapters" / f"{name}.ipynb").read_text())
+    errors = [o for c in nb["cells"] for o in c.get("outputs", []) if o["output_type"] == "error"]
+    assert not errors
+    res = json.loads((project / "book" / "chapters" / f"{name}.results.json").read_text())
+    assert res["provenance"]["chapter"] == name and res["provenance"]["parameter_set"] == "smoke"
+
+
+def test_linear_fits_results_reproduce_the_paper(built_book):
+    project, _ = built_book
+    res = json.loads((project / "book" / "chapters" / "linear-fits.results.json").read_text())
+    ref = published.reported()["recht2019"]
+    cifar, imnet = res["fits"]["cifar10"], res["fits"]["imagenet_top1_matchedfrequency"]
+    assert cifar["n"] == 34 and imnet["n"] == 64
+    assert cifar["slope"] == pytest.approx(ref["cifar10_fit"]["slope"], abs=0.006)
+    assert cifar["intercept"] == pytest.approx(ref["cifar10_fit"]["intercept"], abs=0.1)
+    assert imnet["slope"] == pytest.approx(ref["imagenet_top1_matchedfrequency_fit"]["slope"], abs=0.006)
+    assert imnet["intercept"] == pytest.approx(ref["imagenet_top1_matchedfrequency_fit"]["intercept"], abs=0.1)
+    # smoke runs 2,000 bootstrap replicates; the 100,000-replicate intervals are tested in test_linfit
+    assert cifar["slope_ci"] == pytest.approx(ref["cifar10_fit"]["slope_ci"], abs=0.03)
+    for strategy, changes in res["table2"].items():
+        for k in ("top1", "top5"):
+            assert round(changes[k], 1) == ref["table2"][strategy][k]
+    g = res["gaussian_model"]
+    assert g["fitted"]["slope"] == pytest.approx(g["analytic"]["slope"], abs=0.1)
+    assert max(res["clopper_pearson_max_deviation"].values()) <= 0.1 + 1e-9
+
+
+def test_warm_build_skips_every_chapter(built_book):
+    project, _ = built_book
+    out = shifteval("build", "--params", "smoke", cwd=project, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stderr.count("up to date") == len(CHAPTERS)
+    assert "executing" not in out.stderr

@@ -1,0 +1,232 @@
+"""shifteval.linfit against scipy, the paper's printed numbers and a second real testbed."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import SHARED
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from shifteval import linfit
+from shifteval.datasets import published
+
+
+def _imagenet_cnns():
+    t = published.load_table("recht2019_imagenet_top1_matchedfrequency")
+    return t[~published.is_fisher_vector(t.model)]
+
+
+def test_point_estimates_match_scipy_linregress():
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0.5, 0.95, 40)
+    y = np.clip(1.3 * x - 0.3 + rng.normal(0, 0.01, 40), 0, 1)
+    for scale in linfit.SCALES:
+        fit = linfit.fit_linear(x, y, scale=scale, n_boot=100, seed=0)
+        ref = stats.linregress(linfit.transform(x, scale), linfit.transform(y, scale))
+        assert fit.slope == pytest.approx(ref.slope, rel=1e-12)
+        assert fit.intercept == pytest.approx(ref.intercept, rel=1e-12, abs=1e-12)
+        assert fit.r == pytest.approx(ref.rvalue, rel=1e-12)
+        assert fit.n == 40
+
+
+def test_bootstrap_lines_match_polyfit_per_replicate():
+    rng = np.random.default_rng(2)
+    x, y = rng.uniform(size=12), rng.uniform(size=12)
+    slopes, intercepts = linfit.bootstrap_lines(x, y, 50, np.random.default_rng(7), chunk=16)
+    idx = np.random.default_rng(7)
+    # the same generator stream, drawn chunk by chunk as bootstrap_lines draws it
+    draws = np.vstack([idx.integers(0, 12, size=(m, 12)) for m in (16, 16, 16, 2)])
+    for b in range(50):
+        ref = np.polyfit(x[draws[b]], y[draws[b]], 1)
+        assert slopes[b] == pytest.approx(ref[0], rel=1e-9)
+        assert intercepts[b] == pytest.approx(ref[1], rel=1e-9, abs=1e-12)
+
+
+def test_same_seed_same_numbers_different_seed_different_numbers():
+    t = published.load_table("recht2019_cifar10")
+    a = linfit.fit_table(t, n_boot=5000, seed=3)
+    b = linfit.fit_table(t, n_boot=5000, seed=3)
+    c = linfit.fit_table(t, n_boot=5000, seed=4)
+    assert a.slope_ci == b.slope_ci and np.array_equal(a.boot_slopes, b.boot_slopes)
+    assert a.slope_ci != c.slope_ci
+
+
+def test_reproduces_recht_cifar10_fit():
+    """§3.3: slope 1.69, offset -72.7%, 95% CIs [1.63, 1.76] and [-78.6, -67.5]."""
+    ref = published.reported()["recht2019"]["cifar10_fit"]
+    fit = linfit.fit_table(published.load_table("recht2019_cifar10"), n_boot=100_000, seed=0)
+    s = fit.summary()
+    # the transcribed accuracies are rounded to 0.1 point, which moves the point estimates this little
+    assert s["slope"] == pytest.approx(ref["slope"], abs=0.006)
+    assert s["intercept"] == pytest.approx(ref["intercept"], abs=0.1)
+    assert s["slope_ci"] == pytest.approx(ref["slope_ci"], abs=0.02)
+    assert s["intercept_ci"] == pytest.approx(ref["intercept_ci"], abs=1.0)
+
+
+def test_reproduces_recht_imagenet_fit_on_the_64_convnets():
+    """§3.3: slope 1.11, offset -20.2%, 95% CIs [1.07, 1.19] and [-26.0, -17.8]."""
+    ref = published.reported()["recht2019"]["imagenet_top1_matchedfrequency_fit"]
+    cnns = _imagenet_cnns()
+    assert len(cnns) == 64
+    s = linfit.fit_table(cnns, n_boot=100_000, seed=0).summary()
+    # the transcribed accuracies are rounded to 0.1 point, which moves the point estimates this little
+    assert s["slope"] == pytest.approx(ref["slope"], abs=0.006)
+    assert s["intercept"] == pytest.approx(ref["intercept"], abs=0.1)
+    assert s["slope_ci"] == pytest.approx(ref["slope_ci"], abs=0.02)
+    assert s["intercept_ci"] == pytest.approx(ref["intercept_ci"], abs=1.0)
+
+
+def test_reproduces_recht_table_2():
+    ref = published.reported()["recht2019"]["table2"]
+    for strategy in ("matchedfrequency", "threshold0.7", "topimages"):
+        for k in ("top1", "top5"):
+            change = linfit.mean_change(published.load_table(f"recht2019_imagenet_{k}_{strategy}"))
+            assert round(change, 1) == ref[strategy][k], (strategy, k)
+
+
+def test_top5_topimages_slope_below_one():
+    """App. C.4.4, Figure 12: top-5 TopImages slope 0.88, CI [0.81, 0.91]."""
+    ref = published.reported()["recht2019"]["imagenet_top5_topimages_slope"]
+    t = published.load_table("recht2019_imagenet_top5_topimages")
+    fit = linfit.fit_table(t[~published.is_fisher_vector(t.model)], n_boot=20_000, seed=0)
+    assert fit.slope == pytest.approx(ref["slope"], abs=0.01)
+    assert fit.slope_ci[1] < 1
+
+
+def test_engstrom_table_fit_matches_their_unadjusted_slope():
+    ref = published.reported()["engstrom2020"]["linear_fit_slope"]
+    fit = linfit.fit_table(published.load_table("engstrom2020_imagenet"), n_boot=10_000, seed=0)
+    assert abs(fit.slope - ref["unadjusted"]) <= ref["unadjusted_pm"]
+
+
+@pytest.mark.skipif(not (SHARED / "external" / "imagenet_testbed_top1.csv").is_file(), reason="../shared not present")
+def test_recht_probit_fit_predicts_the_335_model_testbed():
+    """A second real check: the published 335-model ImageNet testbed (Taori et al. 2020)."""
+    bed = pd.read_csv(SHARED / "external" / "imagenet_testbed_top1.csv")
+    v1, v2 = bed["val"] / 100, bed["imagenetv2-matched-frequency-format-val"] / 100
+    assert len(bed) == 335 and v1.notna().all() and v2.notna().all()
+    recht = published.load_table("recht2019_imagenet_top1_matchedfrequency")
+    # models evaluated in both: the testbed's accuracies are the transcribed ones
+    both = bed.merge(recht, on="model")
+    assert len(both) >= 40
+    assert (both["val"] - both["orig_acc"]).abs().max() < 0.1
+    assert (both["imagenetv2-matched-frequency-format-val"] - both["new_acc"]).abs().max() < 1.0
+    # Recht et al.'s probit line, fitted on their 67 models, predicts the 335 models to ~1 point
+    probit = linfit.fit_table(recht, scale="probit", n_boot=1000, seed=0)
+    assert probit.residual_rms(v1, v2) < 0.015
+    own = linfit.fit_linear(v1, v2, scale="probit", n_boot=1000, seed=0)
+    assert own.r > 0.99
+
+
+def test_band_contains_the_fitted_line_and_narrows_with_more_models():
+    t = published.load_table("recht2019_cifar10")
+    fit = linfit.fit_table(t, n_boot=20_000, seed=0)
+    grid = np.linspace(0.8, 0.99, 25)
+    low, high = fit.band(grid)
+    assert np.all(low <= fit.predict(grid)) and np.all(fit.predict(grid) <= high)
+    assert np.all(high - low > 0)
+    # the band is narrowest near the mean of the fitted x values (within two grid steps)
+    width = high - low
+    assert abs(grid[np.argmin(width)] - t.orig_acc.mean() / 100) <= 2 * (grid[1] - grid[0])
+
+
+def test_predict_and_band_on_the_probit_scale_stay_in_unit_interval():
+    fit = linfit.fit_table(published.load_table("recht2019_imagenet_top1_matchedfrequency"), scale="probit", n_boot=2000)
+    grid = np.linspace(0.001, 0.999, 50)
+    low, high = fit.band(grid)
+    for arr in (fit.predict(grid), low, high):
+        assert np.all((arr > 0) & (arr < 1))
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "kwargs", "message"),
+    [
+        ([0.5, 0.6, 0.7], [0.5, 0.6], {}, "same length"),
+        ([0.5, 0.6], [0.5, 0.6], {}, "at least 3"),
+        ([50, 60, 70], [0.5, 0.6, 0.7], {}, r"fractions in \[0, 1\].*percentages"),
+        ([0.5, 0.6, 0.7], [0.5, np.nan, 0.7], {}, "NaN"),
+        ([0.5, 0.6, 0.7], [0.5, 0.6, 0.7], {"scale": "logit"}, "scale must be one of"),
+        ([0.5, 0.6, 0.7], [0.5, 0.6, 0.7], {"ci": 1.5}, r"ci must be in \(0, 1\)"),
+        ([0.5, 0.6, 0.7], [0.5, 0.6, 0.7], {"n_boot": 0}, "n_boot must be at least 1"),
+        ([0.5, 0.5, 0.5], [0.5, 0.6, 0.7], {}, "slope is undefined"),
+        ([[0.5, 0.6, 0.7]], [[0.5, 0.6, 0.7]], {}, "1-D"),
+    ],
+)
+def test_bad_input_is_refused_with_a_clear_message(x, y, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        linfit.fit_linear(x, y, **{"n_boot": 10, **kwargs})
+
+
+def test_fit_table_needs_the_accuracy_columns():
+    with pytest.raises(ValueError, match="orig_acc"):
+        linfit.fit_table(pd.DataFrame({"model": ["a"], "new_acc": [1.0]}))
+
+
+# --- Clopper-Pearson -------------------------------------------------------------------------
+
+
+def test_clopper_pearson_known_values():
+    # closed forms at the edges: k = 0 -> [0, 1 - (a/2)^(1/n)], k = n -> [(a/2)^(1/n), 1]
+    low, high = linfit.clopper_pearson(0, 10)
+    assert low == 0 and high == pytest.approx(1 - 0.025 ** (1 / 10), rel=1e-10)
+    low, high = linfit.clopper_pearson(10, 10)
+    assert high == 1 and low == pytest.approx(0.025 ** (1 / 10), rel=1e-10)
+    # textbook value: 7 of 10 -> [0.3475, 0.9333]
+    low, high = linfit.clopper_pearson(7, 10)
+    assert (low, high) == pytest.approx((0.347547, 0.933260), abs=1e-6)
+
+
+def test_clopper_pearson_agrees_with_scipy_binomtest():
+    for k, n in [(1, 7), (13, 40), (999, 1000), (5123, 10_000)]:
+        ref = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+        low, high = linfit.clopper_pearson(k, n)
+        assert (low, high) == pytest.approx((ref.low, ref.high), rel=1e-9)
+
+
+@given(st.integers(1, 5000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+@settings(max_examples=60, deadline=None)
+def test_clopper_pearson_interval_contains_the_estimate(kn):
+    k, n = kn
+    low, high = linfit.clopper_pearson(k, n)
+    assert 0 <= low <= k / n <= high <= 1
+
+
+def test_clopper_pearson_is_vectorized():
+    k = np.array([0, 5, 10])
+    low, high = linfit.clopper_pearson(k, 10)
+    assert low.shape == high.shape == (3,)
+    assert low[0] == 0 and high[2] == 1
+
+
+@pytest.mark.parametrize(("k", "n", "message"), [(11, 10, "0 <= k <= n"), (-1, 10, "0 <= k <= n"), (1, 0, "n must be"), (1.5, 10, "whole numbers")])
+def test_clopper_pearson_bad_input(k, n, message):
+    with pytest.raises(ValueError, match=message):
+        linfit.clopper_pearson(k, n)
+
+
+# --- Gaussian difficulty model (§5.3) --------------------------------------------------------
+
+
+def test_gaussian_model_analytic_line_matches_simulation():
+    mu1, s1, mu2, s2 = 0.0, 1.0, 0.5, 0.8
+    u, v = linfit.gaussian_difficulty_line(mu1, s1, mu2, s2)
+    assert u == pytest.approx(np.sqrt(2) / np.sqrt(1.64))
+    assert v == pytest.approx(-0.5 / np.sqrt(1.64))
+    acc1, acc2 = linfit.simulate_gaussian_difficulty(np.linspace(-1, 2, 25), mu1, s1, mu2, s2, n_images=200_000, seed=1)
+    fit = linfit.fit_linear(acc1, acc2, scale="probit", n_boot=200, seed=0)
+    assert fit.slope == pytest.approx(u, abs=0.02)
+    assert fit.intercept == pytest.approx(v, abs=0.02)
+
+
+def test_gaussian_model_expected_accuracy_formula():
+    # alpha = Phi((s - mu) / sqrt(sigma^2 + 1)); sampled accuracy converges to it
+    acc1, _ = linfit.simulate_gaussian_difficulty([0.7], 0.2, 1.5, 0.2, 1.5, n_images=400_000, seed=0)
+    assert acc1[0] == pytest.approx(stats.norm.cdf(0.5 / np.sqrt(1.5**2 + 1)), abs=0.003)
+
+
+def test_gaussian_model_bad_input():
+    with pytest.raises(ValueError, match="sigma1 must be non-negative"):
+        linfit.gaussian_difficulty_line(0, -1, 0, 1)
+    with pytest.raises(ValueError, match="skills"):
+        linfit.simulate_gaussian_difficulty([], 0, 1, 0, 1)
