@@ -1,0 +1,134 @@
+"""The model zoo: specifications, training, and the prediction store (see :mod:`shifteval.zoo.store`).
+
+:func:`build_zoo` trains every model of a zoo on a world's training set, predicts every split, and
+stores the predictions under a key covering the world's configuration, the model specification and
+the library files that produce them (``datasets/world.py`` and ``zoo/``). Models already in the store
+are not trained again, so chapters share one zoo.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .models import ModelSpec, default_zoo, epochs_of, train_and_predict
+from .store import PredictionStore, Predictions, validate_predictions
+
+__all__ = [
+    "ModelSpec", "PredictionStore", "Predictions", "Zoo", "build_zoo", "cache_dir", "default_zoo",
+    "validate_predictions",
+]  # fmt: skip
+
+
+def cache_dir() -> Path:
+    """Where caches live: ``$SHIFTEVAL_CACHE`` or ``.cache/shifteval`` under the working directory."""
+    return Path(os.environ.get("SHIFTEVAL_CACHE") or Path.cwd() / ".cache" / "shifteval")
+
+
+def _code_hash() -> str:
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted([here.parent / "datasets" / "world.py", *here.glob("*.py")]):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+@dataclass
+class Zoo:
+    """Predictions of every model of a zoo on every split of a world."""
+
+    specs: list
+    store: PredictionStore
+    splits: tuple
+
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.specs]
+
+    def predictions(self, model: str, split: str) -> Predictions:
+        return self.store.load(model, split)
+
+    def accuracy_table(self) -> pd.DataFrame:
+        """Accuracy (fraction) of each model (rows) on each split (columns), plus the model family."""
+        rows = {}
+        for spec in self.specs:
+            rows[spec.name] = {split: self.predictions(spec.name, split).accuracy for split in self.splits}
+            rows[spec.name]["family"] = spec.family
+        return pd.DataFrame(rows).T[["family", *self.splits]].astype({s: float for s in self.splits})
+
+    def accuracy_on(self, world, indices, within: str = "pool") -> pd.Series:
+        """Accuracy of every model on a subset of a split, given as world example indices.
+
+        Used for replications re-sampled after the zoo was trained (e.g. the noise-free ablation):
+        the subset's predictions are read from the stored predictions on ``within``.
+        """
+        base = world.split_index(within)
+        pos = np.full(len(world.examples), -1)
+        pos[base] = np.arange(len(base))
+        rows = pos[np.asarray(indices)]
+        if (rows < 0).any():
+            raise ValueError(f"some indices are not examples of the {within!r} split")
+        return pd.Series({n: float(self.predictions(n, within).correct[rows].mean()) for n in self.names})
+
+    def correct(self, split: str) -> np.ndarray:
+        """Boolean matrix (models × examples) of correct predictions on a split."""
+        return np.stack([self.predictions(n, split).correct for n in self.names])
+
+
+def build_zoo(world, specs=None, store_root=None, progress: bool = True) -> Zoo:
+    """Train (or load from the store) every model of ``specs`` on ``world`` and predict every split.
+
+    Parameters
+    ----------
+    world : shifteval.datasets.world.World
+    specs : list of ModelSpec, optional
+        The zoo; :func:`default_zoo` by default.
+    store_root : path, optional
+        Folder of the prediction store; by default ``cache_dir()/zoo/<world key>-<code hash>``.
+    progress : bool
+        Show a progress bar over training epochs.
+    """
+    from tqdm.auto import tqdm
+
+    specs = list(specs) if specs is not None else default_zoo()
+    names = [s.name for s in specs]
+    if len(set(names)) != len(names):
+        raise ValueError("model names in a zoo must be unique")
+    root = Path(store_root) if store_root else cache_dir() / "zoo" / f"world-{world.config.key()}-{_code_hash()}"
+    store = PredictionStore(root)
+    splits = world.split_names
+    todo = [s for s in specs if not _complete(store, s, splits)]
+    if todo:
+        images = {split: world.images[world.split_index(split)] for split in splits}
+        labels = {split: world.labels[world.split_index(split)] for split in splits}
+        train = world.split_index("train")
+        bar = tqdm(total=sum(epochs_of(s) for s in todo), desc="training zoo", unit="epoch", disable=not progress)
+        for spec in todo:
+            bar.set_postfix_str(spec.name)
+            probs = train_and_predict(spec, world.images[train], world.labels[train], images, seed=world.config.seed, progress=bar)
+            if spec.family == "sklearn":
+                bar.update(1)
+            # the sidecar of the last split marks the model complete, so write it last
+            for split in splits:
+                store.save(spec.name, split, labels[split], probs[split], {"spec": _spec_dict(spec), "spec_key": spec.key(), "world": world.config.key()})
+        bar.close()
+    return Zoo(specs, store, splits)
+
+
+def _spec_dict(spec: ModelSpec) -> dict:
+    return {"name": spec.name, "family": spec.family, "kind": spec.kind, "params": spec.params}
+
+
+def _complete(store: PredictionStore, spec: ModelSpec, splits) -> bool:
+    if not all(store.has(spec.name, split) for split in splits):
+        return False
+    try:
+        return store.load(spec.name, splits[-1]).meta.get("parameters", {}).get("spec_key") == spec.key()
+    except (ValueError, FileNotFoundError):
+        return False

@@ -1,0 +1,343 @@
+"""Model specifications and training: classical scikit-learn models, small CNNs and timm architectures.
+
+A :class:`ModelSpec` is a name, a family (``sklearn``, ``cnn``, ``timm``), a kind and its parameters;
+:func:`train_and_predict` fits it on the world's training images and returns softmax probabilities
+for any images. The default zoo (:func:`default_zoo`) spans weak to strong models, as the testbeds of
+Recht et al. (2019) did: pre-deep baselines (random features, Fisher vectors, linear models, nearest
+neighbours, trees), small convolutional networks varying width, depth, epochs, seed and loss
+(cross-entropy, label smoothing, focal -- the losses varied by Anzaku et al.'s CIFAR-10 zoo), and
+timm architectures trained from scratch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+FAMILIES = ("sklearn", "cnn", "timm")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What to train: ``family`` picks the trainer, ``kind`` the model within it, ``params`` its knobs."""
+
+    name: str
+    family: str
+    kind: str
+    params: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.family not in FAMILIES:
+            raise ValueError(f"model {self.name!r}: family must be one of {FAMILIES}, got {self.family!r}")
+
+    def key(self) -> str:
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+
+
+# --- scikit-learn models -------------------------------------------------------------------------
+
+
+class FisherVectorEncoder:
+    """Fisher-vector encoding of local patches (Perronnin et al.), the pre-deep baseline of Recht et al.
+
+    Patches (``patch``×``patch``, stride ``stride``) are reduced by PCA, a diagonal Gaussian mixture
+    with ``k`` components is fitted to them, and each image becomes the normalised gradient of the
+    patches' log-likelihood with respect to the mixture means and variances, followed by power and L2
+    normalisation. scikit-learn has the PCA and the mixture but no Fisher-vector encoder, so the encoding
+    (about ten lines) is written out here.
+    """
+
+    def __init__(self, k: int = 8, patch: int = 4, stride: int = 2, dims: int = 8, seed: int = 0):
+        self.k, self.patch, self.stride, self.dims, self.seed = k, patch, stride, dims, seed
+
+    def _patches(self, images):
+        from numpy.lib.stride_tricks import sliding_window_view
+
+        win = sliding_window_view(images, (self.patch, self.patch), axis=(1, 2))[:, :: self.stride, :: self.stride]
+        return win.reshape(len(images), -1, self.patch * self.patch)
+
+    def fit(self, images):
+        from sklearn.decomposition import PCA
+        from sklearn.mixture import GaussianMixture
+
+        patches = self._patches(images)
+        flat = patches.reshape(-1, patches.shape[-1])
+        rng = np.random.default_rng(self.seed)
+        sample = flat[rng.choice(len(flat), size=min(len(flat), 40_000), replace=False)]
+        self.pca_ = PCA(self.dims, random_state=self.seed).fit(sample)
+        self.gmm_ = GaussianMixture(self.k, covariance_type="diag", random_state=self.seed, max_iter=100)
+        self.gmm_.fit(self.pca_.transform(sample))
+        return self
+
+    def transform(self, images):
+        patches = self._patches(images)
+        n, m, _ = patches.shape
+        x = self.pca_.transform(patches.reshape(n * m, -1)).reshape(n, m, -1)
+        gamma = self.gmm_.predict_proba(x.reshape(n * m, -1)).reshape(n, m, self.k)
+        w, mu, var = self.gmm_.weights_, self.gmm_.means_, self.gmm_.covariances_
+        diff = (x[:, :, None, :] - mu[None, None]) / np.sqrt(var)[None, None]  # n, m, k, d
+        g_mu = np.einsum("nmk,nmkd->nkd", gamma, diff) / (m * np.sqrt(w)[None, :, None])
+        g_var = np.einsum("nmk,nmkd->nkd", gamma, diff**2 - 1) / (m * np.sqrt(2 * w)[None, :, None])
+        fv = np.concatenate([g_mu.reshape(n, -1), g_var.reshape(n, -1)], axis=1)
+        fv = np.sign(fv) * np.sqrt(np.abs(fv))
+        return fv / np.maximum(np.linalg.norm(fv, axis=1, keepdims=True), 1e-12)
+
+
+def _sklearn_model(kind: str, params: dict, seed: int):
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+    from sklearn.kernel_approximation import RBFSampler
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    p = dict(params)
+    if kind == "logistic":
+        return make_pipeline(StandardScaler(), LogisticRegression(C=p.get("C", 1.0), max_iter=p.get("max_iter", 300)))
+    if kind == "random_features":
+        return make_pipeline(
+            StandardScaler(),
+            RBFSampler(gamma=p.get("gamma", 0.005), n_components=p["n_features"], random_state=seed),
+            LogisticRegression(C=p.get("C", 1.0), max_iter=p.get("max_iter", 300)),
+        )
+    if kind == "fisher_vector":
+        return make_pipeline(
+            _FunctionStep(FisherVectorEncoder(k=p["k"], seed=seed)),
+            LogisticRegression(C=p.get("C", 10.0), max_iter=p.get("max_iter", 500)),
+        )
+    if kind == "knn":
+        return make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=p.get("k", 5)))
+    if kind == "gaussian_nb":
+        return GaussianNB(var_smoothing=p.get("var_smoothing", 1e-2))
+    if kind == "random_forest":
+        return RandomForestClassifier(
+            n_estimators=p.get("n_estimators", 100), max_depth=p.get("max_depth"), random_state=seed, n_jobs=1
+        )
+    if kind == "extra_trees":
+        return ExtraTreesClassifier(n_estimators=p.get("n_estimators", 100), max_depth=p.get("max_depth"), random_state=seed, n_jobs=1)
+    if kind == "mlp":
+        return make_pipeline(
+            StandardScaler(),
+            MLPClassifier(hidden_layer_sizes=tuple(p.get("hidden", (128,))), max_iter=p.get("max_iter", 60), random_state=seed),
+        )
+    raise ValueError(f"unknown scikit-learn model kind {kind!r}")
+
+
+class _FunctionStep:
+    """Wrap an encoder with fit/transform on image arrays as a scikit-learn pipeline step."""
+
+    def __init__(self, encoder):
+        self.encoder = encoder
+
+    def fit(self, x, y=None):
+        self.encoder.fit(_as_images(x))
+        return self
+
+    def transform(self, x):
+        return self.encoder.transform(_as_images(x))
+
+    def fit_transform(self, x, y=None):
+        return self.fit(x, y).transform(x)
+
+    def get_params(self, deep=True):
+        return {"encoder": self.encoder}
+
+    def set_params(self, **params):
+        self.encoder = params.get("encoder", self.encoder)
+        return self
+
+
+def _as_images(x):
+    side = int(round(np.sqrt(x.shape[1])))
+    return np.asarray(x, dtype=np.float32).reshape(len(x), side, side)
+
+
+# --- torch models --------------------------------------------------------------------------------
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def small_cnn(width: int = 16, depth: int = 2, n_classes: int = 10):
+    """``depth`` blocks of conv3×3 → BN → ReLU (→ max-pool after the first two), 2×2 average pool, linear head."""
+    torch = _torch()
+    nn = torch.nn
+    layers, channels = [], 1
+    for i in range(depth):
+        out = width * (2 ** min(i, 2))
+        layers += [nn.Conv2d(channels, out, 3, padding=1), nn.BatchNorm2d(out), nn.ReLU()]
+        if i < 2:
+            layers.append(nn.MaxPool2d(2))
+        channels = out
+    layers += [nn.AdaptiveAvgPool2d(2), nn.Flatten(), nn.Linear(4 * channels, n_classes)]
+    return nn.Sequential(*layers)
+
+
+def focal_loss(logits, target, gamma: float = 2.0):
+    """Focal loss (Lin et al. 2017): cross-entropy down-weighted by ``(1 - p_t)^gamma``."""
+    torch = _torch()
+    logp = torch.log_softmax(logits, dim=1).gather(1, target[:, None]).squeeze(1)
+    return (-(1 - logp.exp()) ** gamma * logp).mean()
+
+
+def _loss_fn(name: str, params: dict):
+    torch = _torch()
+    if name == "ce":
+        return torch.nn.CrossEntropyLoss()
+    if name == "label_smoothing":
+        return torch.nn.CrossEntropyLoss(label_smoothing=params.get("smoothing", 0.1))
+    if name == "focal":
+        gamma = params.get("gamma", 2.0)
+        return lambda logits, target: focal_loss(logits, target, gamma)
+    raise ValueError(f"unknown loss {name!r}; valid: ce, label_smoothing, focal")
+
+
+def _torch_model(spec: ModelSpec):
+    if spec.family == "cnn":
+        return small_cnn(spec.params.get("width", 16), spec.params.get("depth", 2))
+    from ..compat import import_timm
+
+    timm = import_timm()
+    kwargs = dict(spec.params.get("model_kwargs", {}))
+    return timm.create_model(spec.kind, pretrained=False, in_chans=1, num_classes=10, **kwargs)
+
+
+def train_torch(spec: ModelSpec, x_train, y_train, seed: int, progress=None):
+    """Train a torch model on (N, H, W) images with Adam and a cosine schedule; returns the model."""
+    torch = _torch()
+    gen = torch.Generator().manual_seed(int(seed))
+    torch.manual_seed(int(seed))
+    model = _torch_model(spec)
+    p = spec.params
+    epochs, batch = int(p.get("epochs", 10)), int(p.get("batch_size", 128))
+    loss_fn = _loss_fn(p.get("loss", "ce"), p)
+    opt = torch.optim.AdamW(model.parameters(), lr=p.get("lr", 3e-3), weight_decay=p.get("weight_decay", 1e-4))
+    steps = epochs * int(np.ceil(len(x_train) / batch))
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=p.get("lr", 3e-3), total_steps=steps)
+    x = torch.from_numpy(np.asarray(x_train, np.float32))[:, None]
+    y = torch.from_numpy(np.asarray(y_train, np.int64))
+    model.train()
+    for _ in range(epochs):
+        order = torch.randperm(len(x), generator=gen)
+        for i in range(0, len(x), batch):
+            idx = order[i : i + batch]
+            opt.zero_grad()
+            loss = loss_fn(model(x[idx]), y[idx])
+            loss.backward()
+            opt.step()
+            sched.step()
+        if progress is not None:
+            progress.update(1)
+    model.eval()
+    return model
+
+
+def predict_torch(model, images, batch: int = 1024) -> np.ndarray:
+    """Softmax probabilities of a torch model on (N, H, W) images."""
+    torch = _torch()
+    out = []
+    with torch.inference_mode():
+        x = torch.from_numpy(np.asarray(images, np.float32))[:, None]
+        for i in range(0, len(x), batch):
+            out.append(torch.softmax(model(x[i : i + batch]).double(), dim=1).numpy())
+    return np.concatenate(out).astype(np.float32)
+
+
+def train_and_predict(spec: ModelSpec, x_train, y_train, images: dict, seed: int = 0, progress=None) -> dict:
+    """Fit ``spec`` on the training images, then predict every array in ``images``.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+    x_train : ndarray, shape (N, H, W)
+    y_train : ndarray, shape (N,)
+    images : dict of str -> ndarray (M, H, W)
+        Arrays to predict (e.g. one per split).
+    seed : int
+        Seed of initialisation, shuffling and any randomness of the estimator.
+    progress : tqdm-like, optional
+        Advanced once per epoch for torch models.
+
+    Returns
+    -------
+    dict of str -> ndarray (M, 10)
+        Softmax probabilities (float32) per input array.
+    """
+    seed = int(spec.params.get("seed", seed))
+    if spec.family == "sklearn":
+        from sklearn.exceptions import ConvergenceWarning
+
+        model = _sklearn_model(spec.kind, spec.params, seed)
+        with warnings.catch_warnings():  # iteration budgets are deliberate knobs of weak models
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model.fit(np.asarray(x_train).reshape(len(x_train), -1), y_train)
+        out = {}
+        for name, arr in images.items():
+            proba = model.predict_proba(np.asarray(arr).reshape(len(arr), -1))
+            full = np.zeros((len(arr), 10), dtype=np.float64)
+            full[:, model.classes_] = proba
+            out[name] = (full / full.sum(axis=1, keepdims=True)).astype(np.float32)
+        return out
+    model = train_torch(spec, x_train, y_train, seed, progress)
+    return {name: predict_torch(model, arr) for name, arr in images.items()}
+
+
+def epochs_of(spec: ModelSpec) -> int:
+    """Progress units a model's training takes (epochs for torch models, 1 otherwise)."""
+    return int(spec.params.get("epochs", 10)) if spec.family != "sklearn" else 1
+
+
+def default_zoo(size: str = "default") -> list[ModelSpec]:
+    """The zoo: ``"default"`` (31 models, weak to strong) or ``"smoke"`` (six models, seconds)."""
+    if size == "smoke":
+        return [
+            ModelSpec("gaussian_nb", "sklearn", "gaussian_nb"),
+            ModelSpec("logistic", "sklearn", "logistic", {"C": 0.1}),
+            ModelSpec("random_features_256", "sklearn", "random_features", {"n_features": 256}),
+            ModelSpec("fisher_vector_4", "sklearn", "fisher_vector", {"k": 4}),
+            ModelSpec("knn_5", "sklearn", "knn", {"k": 5}),
+            ModelSpec("cnn_w8_d2_ce", "cnn", "small_cnn", {"width": 8, "depth": 2, "epochs": 2}),
+        ]
+    if size != "default":
+        raise ValueError(f"zoo size must be 'default' or 'smoke', got {size!r}")
+    zoo = [
+        ModelSpec("gaussian_nb", "sklearn", "gaussian_nb"),
+        ModelSpec("logistic_C0.01", "sklearn", "logistic", {"C": 0.01}),
+        ModelSpec("logistic_C1", "sklearn", "logistic", {"C": 1.0}),
+        ModelSpec("knn_1", "sklearn", "knn", {"k": 1}),
+        ModelSpec("knn_10", "sklearn", "knn", {"k": 10}),
+        ModelSpec("random_forest_d8", "sklearn", "random_forest", {"n_estimators": 100, "max_depth": 8}),
+        ModelSpec("random_forest", "sklearn", "random_forest", {"n_estimators": 100}),
+        ModelSpec("extra_trees", "sklearn", "extra_trees", {"n_estimators": 200}),
+        ModelSpec("random_features_512", "sklearn", "random_features", {"n_features": 512}),
+        ModelSpec("random_features_2k", "sklearn", "random_features", {"n_features": 2048}),
+        ModelSpec("fisher_vector_4", "sklearn", "fisher_vector", {"k": 4}),
+        ModelSpec("fisher_vector_16", "sklearn", "fisher_vector", {"k": 16}),
+        ModelSpec("mlp_64", "sklearn", "mlp", {"hidden": [64], "max_iter": 40}),
+        ModelSpec("mlp_256x2", "sklearn", "mlp", {"hidden": [256, 256], "max_iter": 60}),
+    ]
+    for width, depth, epochs in ((4, 2, 2), (8, 2, 3), (8, 2, 8), (16, 2, 8), (16, 3, 12), (32, 3, 12), (32, 4, 15)):
+        zoo.append(ModelSpec(f"cnn_w{width}_d{depth}_e{epochs}", "cnn", "small_cnn", {"width": width, "depth": depth, "epochs": epochs}))
+    for loss in ("label_smoothing", "focal"):
+        for width in (8, 32):
+            zoo.append(ModelSpec(f"cnn_w{width}_d3_{loss}", "cnn", "small_cnn", {"width": width, "depth": 3, "epochs": 10, "loss": loss}))
+    for seed in (1, 2):
+        zoo.append(ModelSpec(f"cnn_w16_d3_seed{seed}", "cnn", "small_cnn", {"width": 16, "depth": 3, "epochs": 10, "seed": seed}))
+    zoo += [
+        ModelSpec("timm_resnet10t", "timm", "resnet10t", {"epochs": 8}),
+        ModelSpec("timm_resnet18", "timm", "resnet18", {"epochs": 6}),
+        ModelSpec("timm_mobilenetv3_small_050", "timm", "mobilenetv3_small_050", {"epochs": 6}),
+        ModelSpec("timm_vit_p4_d4", "timm", "vit_tiny_patch16_224",
+                  {"epochs": 10, "lr": 1e-3,
+                   "model_kwargs": {"img_size": 16, "patch_size": 4, "depth": 4, "embed_dim": 96, "num_heads": 3}}),  # fmt: skip
+    ]
+    return zoo

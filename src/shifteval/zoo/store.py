@@ -1,0 +1,150 @@
+"""The prediction store: one model's output on one dataset, in the project's one prediction format.
+
+A prediction is ``<root>/<model>/<dataset>.npz`` holding ``labels`` (int64, true labels) and ``probs``
+(float32, N×K softmax probabilities; rows on the simplex), plus a JSON sidecar
+``<root>/<model>/<dataset>.json`` with ``model``, ``dataset``, ``n``, ``n_classes``, ``accuracy`` and
+free-form ``parameters``. Files are loaded with ``allow_pickle=False``; both are written atomically,
+the sidecar last, so a sidecar's presence marks a complete entry. Predictions made elsewhere (e.g. on
+real CIFAR-10 with a timm model) can be dropped into the same layout.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..io import atomic_write_bytes, atomic_write_json
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+\-]*$")
+
+
+@dataclass(frozen=True)
+class Predictions:
+    """A model's predictions on a dataset."""
+
+    model: str
+    dataset: str
+    labels: np.ndarray
+    probs: np.ndarray
+    meta: dict
+
+    @property
+    def predicted(self) -> np.ndarray:
+        return self.probs.argmax(axis=1)
+
+    @property
+    def confidence(self) -> np.ndarray:
+        """Maximum softmax probability per example."""
+        return self.probs.max(axis=1)
+
+    @property
+    def correct(self) -> np.ndarray:
+        return self.predicted == self.labels
+
+    @property
+    def accuracy(self) -> float:
+        return float(self.correct.mean())
+
+
+def validate_predictions(labels, probs, where: str = "predictions", atol: float = 1e-3):
+    """Check labels and probabilities; return them as int64 and float32 arrays.
+
+    Raises
+    ------
+    ValueError
+        Naming ``where`` and what was expected: 1-D integer labels in [0, K), an N×K array of
+        probabilities in [0, 1] whose rows sum to 1 (within ``atol``), matching lengths, no NaN.
+    """
+    labels = np.asarray(labels)
+    probs = np.asarray(probs)
+    if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer):
+        raise ValueError(f"{where}: 'labels' must be a 1-D integer array, got shape {labels.shape} dtype {labels.dtype}")
+    if probs.ndim != 2 or not np.issubdtype(probs.dtype, np.floating):
+        raise ValueError(f"{where}: 'probs' must be an N×K float array, got shape {probs.shape} dtype {probs.dtype}")
+    if len(labels) != len(probs):
+        raise ValueError(f"{where}: {len(labels)} labels but {len(probs)} rows of probabilities")
+    if len(labels) == 0:
+        raise ValueError(f"{where}: no examples")
+    if np.isnan(probs).any():
+        raise ValueError(f"{where}: 'probs' contains NaN")
+    if (probs < -1e-6).any() or (probs > 1 + 1e-6).any():
+        raise ValueError(f"{where}: probabilities must lie in [0, 1] (got logits? apply a softmax first)")
+    sums = probs.sum(axis=1)
+    if np.abs(sums - 1).max() > atol:
+        raise ValueError(f"{where}: probability rows must sum to 1; found a row summing to {sums[np.argmax(np.abs(sums - 1))]:.4f}")
+    if labels.min() < 0 or labels.max() >= probs.shape[1]:
+        raise ValueError(f"{where}: labels must lie in [0, {probs.shape[1]}) to match the {probs.shape[1]} probability columns")
+    return labels.astype(np.int64), probs.astype(np.float32)
+
+
+class PredictionStore:
+    """A folder of predictions, ``<root>/<model>/<dataset>.{npz,json}``."""
+
+    def __init__(self, root):
+        self.root = Path(root)
+
+    def _paths(self, model: str, dataset: str):
+        for kind, name in (("model", model), ("dataset", dataset)):
+            if not _NAME.match(name):
+                raise ValueError(f"{kind} name {name!r} must be letters, digits and . _ - + (no slashes)")
+        folder = self.root / model
+        return folder / f"{dataset}.npz", folder / f"{dataset}.json"
+
+    def has(self, model: str, dataset: str) -> bool:
+        npz, sidecar = self._paths(model, dataset)
+        return npz.is_file() and sidecar.is_file()
+
+    def save(self, model: str, dataset: str, labels, probs, parameters: dict | None = None) -> Predictions:
+        """Validate and write one prediction (npz first, sidecar last, both atomic)."""
+        labels, probs = validate_predictions(labels, probs, f"{model}/{dataset}")
+        npz, sidecar = self._paths(model, dataset)
+        buf = io.BytesIO()
+        np.savez_compressed(buf, labels=labels, probs=probs)
+        atomic_write_bytes(npz, buf.getvalue())
+        meta = {
+            "model": model,
+            "dataset": dataset,
+            "n": int(len(labels)),
+            "n_classes": int(probs.shape[1]),
+            "accuracy": float((probs.argmax(axis=1) == labels).mean()),
+            "parameters": parameters or {},
+        }
+        atomic_write_json(sidecar, meta)
+        return Predictions(model, dataset, labels, probs, meta)
+
+    def load(self, model: str, dataset: str) -> Predictions:
+        """Read and validate one prediction; errors name the file and what was expected."""
+        npz, sidecar = self._paths(model, dataset)
+        if not npz.is_file() or not sidecar.is_file():
+            raise FileNotFoundError(
+                f"no predictions for model {model!r} on {dataset!r}: expected {npz} and {sidecar}"
+            )
+        try:
+            with np.load(npz, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in ("labels", "probs") if k in data.files}
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            raise ValueError(f"{npz} is not a readable .npz of numeric arrays: {exc}") from exc
+        missing = {"labels", "probs"} - set(arrays)
+        if missing:
+            raise ValueError(f"{npz}: missing array(s) {sorted(missing)}; expected 'labels' and 'probs'")
+        labels, probs = arrays["labels"], arrays["probs"]
+        labels, probs = validate_predictions(labels, probs, str(npz))
+        try:
+            meta = json.loads(sidecar.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise ValueError(f"{sidecar} is not valid JSON: {exc}") from exc
+        return Predictions(model, dataset, labels, probs, meta)
+
+    def models(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and any(p.glob("*.json")))
+
+    def datasets(self, model: str) -> list[str]:
+        return sorted(p.stem for p in (self.root / model).glob("*.json") if p.with_suffix(".npz").is_file())
