@@ -41,13 +41,17 @@ summary = results.record(results_path, {"doubled": 21 * scale, "label": label})
 '''
 
 
-def _add_chapter(project, name, source, params=None):
+def _add_chapter(project, name, source, params=None, first=False):
+    """Add a chapter after linear-fits, or (``first``) as the first part of the book."""
     (project / "notebooks" / f"{name}.py").write_text(source)
     pdir = project / "notebooks" / "params" / name
     pdir.mkdir(parents=True)
     (pdir / "default.yaml").write_text(params or "description: test\nparameters: {}\n")
     toc = (project / "_toc.yml").read_text()
-    toc = toc.replace("      - file: book/chapters/linear-fits", f"      - file: book/chapters/linear-fits\n      - file: book/chapters/{name}")
+    if first:
+        toc = toc.replace("parts:\n", f"parts:\n  - caption: Test\n    chapters:\n      - file: book/chapters/{name}\n", 1)
+    else:
+        toc = toc.replace("      - file: book/chapters/linear-fits", f"      - file: book/chapters/linear-fits\n      - file: book/chapters/{name}")
     (project / "_toc.yml").write_text(toc)
 
 
@@ -55,9 +59,9 @@ def test_list_shows_chapters_in_toc_order_with_parameter_sets(project):
     _add_chapter(project, "tiny", TINY)
     out = shifteval("list", cwd=project)
     assert out.returncode == 0, out.stderr
-    lines = out.stdout.strip().splitlines()
-    assert lines[0].split()[0] == "linear-fits" and "default, real, smoke" in lines[0]
-    assert lines[1].split()[0] == "tiny"
+    names = [line.split()[0] for line in out.stdout.strip().splitlines()]
+    assert names == ["replication-world", "linear-fits", "tiny"]
+    assert "default, real, smoke" in out.stdout.splitlines()[0]
 
 
 def test_every_chapter_has_the_three_parameter_sets():
@@ -73,14 +77,14 @@ def test_unknown_parameter_is_refused_before_anything_runs(project):
     out = shifteval("run", "linear-fits", "-p", "n_bot=10", cwd=project)
     assert out.returncode != 0
     assert "unknown parameter(s) n_bot" in out.stderr
-    assert "valid names: ci, gaussian_images, gaussian_models, n_boot, seed" in out.stderr
+    assert "valid names: ci, gaussian_images, gaussian_models, n_boot, seed, world, zoo_size" in out.stderr
     assert not (project / "book" / "chapters" / "linear-fits.ipynb").exists()
     assert not (project / "_build").exists()
 
 
 def test_unknown_chapter_and_parameter_set(project):
     out = shifteval("run", "linear-fit", cwd=project)
-    assert out.returncode != 0 and "unknown chapter 'linear-fit'; chapters: linear-fits" in out.stderr
+    assert out.returncode != 0 and "unknown chapter 'linear-fit'; chapters: replication-world, linear-fits" in out.stderr
     out = shifteval("run", "linear-fits", "--params", "huge", cwd=project)
     assert out.returncode != 0 and "no parameter set 'huge'; available: default, real, smoke" in out.stderr
 
@@ -91,7 +95,7 @@ def test_reserved_parameter_cannot_be_set(project):
 
 
 def test_failing_chapter_reports_cell_and_exception_and_is_kept_out_of_the_book(project):
-    _add_chapter(project, "broken", BROKEN)
+    _add_chapter(project, "broken", BROKEN, first=True)
     out = shifteval("run", "broken", "-p", "divisor=3", cwd=project)
     assert out.returncode == 1
     assert "chapter 'broken' failed in cell" in out.stderr
@@ -100,8 +104,8 @@ def test_failing_chapter_reports_cell_and_exception_and_is_kept_out_of_the_book(
     assert failed.is_file() and "deliberate failure" in failed.read_text()
     assert not (project / "book" / "chapters" / "broken.ipynb").exists()
     assert not (project / "book" / "chapters" / "broken.results.json").exists()
-    # a build stops at the failure and never runs jupyter-book
-    out = shifteval("build", cwd=project, timeout=1200)
+    # a build stops at the failure (the first chapter) and never runs jupyter-book
+    out = shifteval("build", cwd=project, timeout=600)
     assert out.returncode == 1 and "chapter 'broken' failed" in out.stderr
     assert not (project / "_build" / "html").exists()
 

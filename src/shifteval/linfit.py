@@ -141,6 +141,14 @@ class LinearFit:
         """Root-mean-square distance (fraction) between accuracies ``y`` and the line at ``x``."""
         return float(np.sqrt(np.mean((self.predict(x) - np.asarray(y, float)) ** 2)))
 
+    def slope_relation(self, value: float = 1.0) -> str:
+        """Words for where the slope's confidence interval lies relative to ``value``."""
+        if self.slope_ci[0] > value:
+            return f"above {value:g} (the interval excludes {value:g})"
+        if self.slope_ci[1] < value:
+            return f"below {value:g} (the interval excludes {value:g})"
+        return f"not distinguishable from {value:g} (the interval contains {value:g})"
+
     def summary(self, percent: bool = True) -> dict:
         """The fit as a JSON-ready dict; linear intercepts in percent when ``percent``."""
         k = 100.0 if (percent and self.scale == "linear") else 1.0

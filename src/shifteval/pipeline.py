@@ -459,7 +459,11 @@ def build(
     _log("[book] " + " ".join(cmd[1:]))
     proc = subprocess.run(cmd, cwd=root)
     if proc.returncode != 0:
-        raise PipelineError(f"jupyter-book build failed (exit {proc.returncode}); see the log above")
+        # Sphinx builds incrementally: left in place, a failed build's environment would let the next
+        # build "succeed" without re-reading the pages that warned. Remove it, and the untrusted HTML.
+        for stale in ("html", ".doctrees"):
+            shutil.rmtree(root / "_build" / stale, ignore_errors=True)
+        raise PipelineError(f"jupyter-book build failed (exit {proc.returncode}); see the warnings above")
     index = root / "_build" / "html" / "index.html"
     _log(f"[book] ready: {index}")
     return index

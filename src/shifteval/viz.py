@@ -147,3 +147,54 @@ def gaussian_model_panel(ax, acc1, acc2, slope: float, intercept: float, fitted:
     ax.set_ylabel("accuracy on test set 2 (%) — probit scale")
     ax.legend(loc="upper left", fontsize="small")
     return ax
+
+
+def image_grid(images, row_labels=None, col_labels=None, cell: float = 0.9, cmap: str = "gray_r"):
+    """A grid of small grayscale images: ``images`` has shape (rows, cols, H, W). Returns the figure."""
+    images = np.asarray(images)
+    rows, cols = images.shape[:2]
+    fig, axes = plt.subplots(rows, cols, figsize=(cols * cell, rows * cell), squeeze=False)
+    for r in range(rows):
+        for c in range(cols):
+            ax = axes[r, c]
+            ax.imshow(images[r, c], cmap=cmap, vmin=0, vmax=1, interpolation="nearest")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.grid(False)
+            if c == 0 and row_labels is not None:
+                ax.set_ylabel(row_labels[r], rotation=0, ha="right", va="center", fontsize=8)
+            if r == 0 and col_labels is not None:
+                ax.set_title(col_labels[c], fontsize=8)
+    fig.subplots_adjust(wspace=0.05, hspace=0.05)
+    return fig
+
+
+def frequency_histograms(ax, observed, true, title: str | None = None):
+    """Observed (annotator) vs. true selection frequencies of one test set (Engstrom et al. 2020, Fig. 4)."""
+    ax.hist(np.asarray(observed), bins=np.linspace(-0.05, 1.05, 12), alpha=0.55, color="#2980b9", label=f"observed ŝ (mean {np.mean(observed):.3f})", density=True)
+    ax.hist(np.asarray(true), bins=np.linspace(0, 1, 21), histtype="step", lw=1.8, color="#c0392b", label=f"true s (mean {np.mean(true):.3f})", density=True)
+    ax.set_xlabel("selection frequency")
+    ax.set_ylabel("density")
+    ax.legend(fontsize="x-small", loc="upper left")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def accuracy_change_panel(ax, table, strategies, reference: str = "v1", labels=None):
+    """Each model's accuracy on each replicated set against its v1 accuracy (points), with y = x."""
+    colors = sns.color_palette("deep", len(strategies))
+    lo = min(table[[reference, *strategies]].min()) - 0.02
+    hi = min(1.0, max(table[[reference, *strategies]].max()) + 0.02)
+    for color, s in zip(colors, strategies):
+        ax.plot(table[reference], table[s], "o", ms=4, color=color, label=(labels or {}).get(s, s))
+    ax.plot([lo, hi], [lo, hi], ls="--", color="0.4", lw=1, label="y = x")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_aspect("equal")
+    ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{100 * v:.0f}"))
+    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{100 * v:.0f}"))
+    ax.set_xlabel(f"accuracy on {reference} (%)")
+    ax.set_ylabel("accuracy on the replicated set (%)")
+    ax.legend(fontsize="small", loc="upper left")
+    return ax

@@ -232,30 +232,36 @@ def sample_matched_frequency(ref_freq, ref_labels, pool_freq, pool_labels, per_c
     Per class, the 5-bin histogram of the reference (v1) images' observed selection frequencies sets
     how many of the class's ``per_class`` images come from each bin; images are drawn at random within
     a bin, and when a bin runs out the remainder is taken from the next higher bin (then the next).
+    The paper does not say what happens when even the top bin runs out; here the remainder then comes
+    from the nearest lower bin, and the number of such images is returned so it can be reported.
 
     Returns
     -------
-    ndarray of int
+    indices : ndarray of int
         Indices into the pool, grouped by class.
+    n_fallback : int
+        Images taken from a lower bin because every higher bin was exhausted.
     """
-    chosen = []
+    chosen, n_fallback = [], 0
     ref_bins, pool_bins = frequency_bin(ref_freq), frequency_bin(pool_freq)
     for c in range(N_CLASSES):
+        members = np.flatnonzero(pool_labels == c)
+        if len(members) < per_class:
+            raise ValueError(f"class {c}: only {len(members)} candidates in the pool, need {per_class}")
         targets = _largest_remainder(np.bincount(ref_bins[ref_labels == c], minlength=5), per_class)
-        available = {b: list(rng.permutation(np.flatnonzero((pool_labels == c) & (pool_bins == b)))) for b in range(5)}
+        available = {b: list(rng.permutation(members[pool_bins[members] == b])) for b in range(5)}
         for b in range(5):
-            need, bb = int(targets[b]), b
-            while need > 0 and bb < 5:
+            need = int(targets[b])
+            order = list(range(b, 5)) + list(range(b - 1, -1, -1))  # higher bins first, then lower
+            for bb in order:
+                if need == 0:
+                    break
                 take, available[bb] = available[bb][:need], available[bb][need:]
                 chosen.extend(take)
                 need -= len(take)
-                bb += 1
-            if need > 0:
-                raise ValueError(
-                    f"class {c}: the replication pool ran out of candidates in bins >= {b}; "
-                    "raise n_pool or lower per_class"
-                )
-    return np.asarray(chosen, dtype=np.int64)
+                if bb < b:
+                    n_fallback += len(take)
+    return np.asarray(chosen, dtype=np.int64), n_fallback
 
 
 def sample_threshold(pool_freq, pool_labels, per_class: int, threshold: float, rng):
@@ -296,13 +302,15 @@ class Replication:
     """One replication round: the observed frequencies it used and the three sampled test sets.
 
     ``annotators`` is ``None`` for the noise-free ablation (observed frequency = true frequency).
-    ``sets`` maps each strategy to indices into the world's examples.
+    ``sets`` maps each strategy to indices into the world's examples; ``matched_fallback`` counts the
+    MatchedFrequency images taken from a lower bin (see :func:`sample_matched_frequency`).
     """
 
     annotators: int | None
     v1_freq: np.ndarray
     pool_freq: np.ndarray
     sets: dict = field(default_factory=dict)
+    matched_fallback: int = 0
 
 
 @dataclass
@@ -376,12 +384,13 @@ def _replication_round(world_like, annotators, seed):
         freq = votes.mean(axis=1)
         v1_freq, pool_freq = freq[: len(v1)], freq[len(v1) :]
     labels = ex["label"].to_numpy()
+    matched, n_fallback = sample_matched_frequency(v1_freq, labels[v1], pool_freq, labels[pool], cfg.per_class, rng)
     sets = {
-        "matchedfrequency": pool[sample_matched_frequency(v1_freq, labels[v1], pool_freq, labels[pool], cfg.per_class, rng)],
+        "matchedfrequency": pool[matched],
         "threshold0.7": pool[sample_threshold(pool_freq, labels[pool], cfg.per_class, cfg.threshold, rng)],
         "topimages": pool[sample_top_images(pool_freq, labels[pool], cfg.per_class, rng)],
     }
-    return Replication(annotators, v1_freq, pool_freq, sets), votes, v1, pool
+    return Replication(annotators, v1_freq, pool_freq, sets, n_fallback), votes, v1, pool
 
 
 def build_world(config: WorldConfig | dict | None = None, progress: bool = False) -> World:

@@ -94,7 +94,7 @@ def build_zoo(world, specs=None, store_root=None, progress: bool = True) -> Zoo:
     progress : bool
         Show a progress bar over training epochs.
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     specs = list(specs) if specs is not None else default_zoo()
     names = [s.name for s in specs]
@@ -132,3 +132,16 @@ def _complete(store: PredictionStore, spec: ModelSpec, splits) -> bool:
         return store.load(spec.name, splits[-1]).meta.get("parameters", {}).get("spec_key") == spec.key()
     except (ValueError, FileNotFoundError):
         return False
+
+
+def accuracy_changes(table: pd.DataFrame, strategies, reference: str = "v1") -> dict:
+    """Per strategy: mean change (strategy − reference accuracy) over models and the share that dropped.
+
+    Recht et al. (2019), Table 2 reports the mean change per sampling strategy; the share of models
+    whose accuracy fell is the "every model drops" observation of their §3.
+    """
+    out = {}
+    for s in strategies:
+        diff = table[s].astype(float) - table[reference].astype(float)
+        out[s] = {"mean_change": float(diff.mean()), "fraction_dropping": float((diff < 0).mean())}
+    return out

@@ -305,7 +305,7 @@ def default_zoo(size: str = "default") -> list[ModelSpec]:
             ModelSpec("random_features_256", "sklearn", "random_features", {"n_features": 256}),
             ModelSpec("fisher_vector_4", "sklearn", "fisher_vector", {"k": 4}),
             ModelSpec("knn_5", "sklearn", "knn", {"k": 5}),
-            ModelSpec("cnn_w8_d2_ce", "cnn", "small_cnn", {"width": 8, "depth": 2, "epochs": 2}),
+            ModelSpec("cnn_w8_d2_ce", "cnn", "small_cnn", {"width": 8, "depth": 2, "epochs": 6, "batch_size": 32}),
         ]
     if size != "default":
         raise ValueError(f"zoo size must be 'default' or 'smoke', got {size!r}")

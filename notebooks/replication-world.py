@@ -1,0 +1,260 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # A replication you can take apart
+#
+# The papers in this book study a situation nobody can re-run: a benchmark (CIFAR-10, ImageNet) was
+# collected years ago, a team replicated its collection process, and every model scored lower on the
+# replication. This chapter builds a small world in which the same thing happens — on real handwritten
+# digits, on a laptop, in minutes — through exactly the mechanisms the papers name, so that every knob
+# can be turned and every hidden quantity looked at. The later chapters use this world and its model zoo.
+#
+# The recipe, following {cite:t}`recht2019imagenet` (§4, App. C.1.2) and {cite:t}`engstrom2020bias` (§2):
+#
+# 1. **Base images**: the 1,797 handwritten digits shipped with scikit-learn {cite:p}`alpaydin1998digits`,
+#    split by base digit into disjoint groups for training, the original test set and the replication.
+# 2. **Rendering**: each image is a base digit plus nuisances — rotation, rescaling, shift, blur, contrast
+#    loss, noise, occlusion — whose strength is a latent difficulty $d \in [0, 1]$.
+# 3. **Annotators**: an image's true *selection frequency* falls with difficulty,
+#    $s(d) = s_\text{easy} - (s_\text{easy} - s_\text{hard})\,d$. Each annotator says "yes, this is a
+#    *k*" with probability $s$; the observed frequency $\hat s$ is the share of $n$ annotators who did.
+# 4. **The original benchmark** annotates a candidate pool and keeps candidates with a convincing majority
+#    ($\hat s \geq$ `majority`); training set and original test set (v1) are drawn from what was kept.
+# 5. **The replication** renders a new candidate pool — by default *harder* than the original one,
+#    as Flickr years later may have been — annotates it together with the v1 images in a fresh round, and
+#    samples three new test sets: **MatchedFrequency**, **Threshold0.7** and **TopImages**.
+#
+# Parameters: `world` overrides any field of `shifteval.datasets.world.WorldConfig` (sizes, annotators,
+# difficulty distributions, …), `zoo_size` picks the model zoo (`default` or `smoke`), and
+# `ablation_annotators` sets the annotators of the ablation's replication round (`None`: noise-free).
+
+# %% tags=["parameters"]
+world = {}
+zoo_size = "default"
+ablation_annotators = None
+results_path = None
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from IPython.display import Markdown, display
+
+from shifteval import results, viz, zoo
+from shifteval.datasets import world as worlds
+
+viz.set_style()
+w = worlds.build_world(world)
+cfg = w.config
+ex = w.examples
+pd.Series(
+    {
+        "training images": len(w.split_index("train")),
+        "original test set (v1)": len(w.split_index("v1")),
+        "replication candidate pool": len(w.split_index("pool")),
+        **{f"replicated set: {s}": len(w.split_index(s)) for s in worlds.STRATEGIES},
+        "annotators per image": cfg.annotators,
+        "original pool difficulty": f"Beta{cfg.original_difficulty}",
+        "replication pool difficulty": f"Beta{cfg.replication_difficulty}",
+    },
+    name="value",
+).to_frame()
+
+# %% [markdown]
+# ## What difficulty looks like
+#
+# Each row below is one base digit rendered at increasing difficulty (columns). At $d = 0$ the image is
+# the clean, upsampled scan; as $d$ grows the nuisances pile up until even a person would hesitate.
+
+# %%
+rng = np.random.default_rng(cfg.seed)
+bases, base_labels = worlds.base_digits(16)
+levels = np.linspace(0, 1, 9)
+picks = [int(rng.choice(np.flatnonzero(base_labels == c))) for c in range(10)]
+grid = np.stack([worlds.render(np.repeat(bases[[b]], len(levels), axis=0), levels, rng) for b in picks])
+fig = viz.image_grid(grid, row_labels=[str(c) for c in range(10)], col_labels=[f"d={v:.2f}" for v in levels])
+plt.show()
+
+# %% [markdown]
+# **Example grid.** One base digit per row (its class on the left), rendered at nine difficulty levels
+# from $d = 0$ (left) to $d = 1$ (right). The same difficulty produces different nuisances on each draw;
+# difficulty sets their strength, not their exact form.
+#
+# ## Two candidate pools, two annotation rounds
+#
+# The original pool draws difficulties from Beta(2, 3) by default, the replication pool from
+# Beta(2.6, 2.4): slightly harder images on average. The original benchmark then removes many hard
+# candidates with its majority filter; the replication pool is not filtered — it is *sampled* by the
+# three strategies, using the frequencies of the replication's own annotation round.
+
+# %%
+fig, ax = plt.subplots(figsize=(7, 3.6))
+bins = np.linspace(0, 1, 26)
+ax.hist(w.candidates_original["d"], bins=bins, density=True, alpha=0.4, label="original candidate pool")
+ax.hist(ex.loc[w.split_index("v1"), "d"], bins=bins, density=True, histtype="step", lw=2, label="v1 (kept by majority)")
+ax.hist(ex.loc[w.split_index("pool"), "d"], bins=bins, density=True, alpha=0.4, label="replication pool")
+for s in worlds.STRATEGIES:
+    ax.hist(ex.loc[w.split_index(s), "d"], bins=bins, density=True, histtype="step", lw=1.2, ls="--", label=s)
+ax.set_xlabel("difficulty d")
+ax.set_ylabel("density")
+ax.legend(fontsize="x-small", ncol=2)
+plt.show()
+
+# %% [markdown]
+# **Difficulty of each set.** Filled: the two candidate pools. Solid line: the v1 test set after the
+# majority filter, which removed most of the hardest originals. Dashed: the three replicated sets. Only
+# the world knows these difficulties; the replication sees nothing but annotator votes.
+#
+# ## Observed and true selection frequencies
+#
+# Recht et al. matched the *observed* selection frequencies of v1. {cite:t}`engstrom2020bias` pointed out
+# that observed frequencies are noisy, and that matching noisy frequencies between two populations with
+# different *true* frequencies does not match the true ones: a v1 image seen by 4 of 10 annotators is
+# probably an easy image with an unlucky draw (v1 passed a filter), while a pool image with the same votes
+# is more likely a genuinely hard one.
+
+# %%
+freq = worlds.frequency_summary(w)
+s_true = ex["s"].to_numpy()
+pool_pos = pd.Series(np.arange(len(w.split_index("pool"))), index=w.split_index("pool"))
+fig, axes = plt.subplots(1, 4, figsize=(15, 3.4), sharey=True)
+viz.frequency_histograms(axes[0], w.replication.v1_freq, s_true[w.split_index("v1")], title="v1")
+for ax, s in zip(axes[1:], worlds.STRATEGIES):
+    idx = w.split_index(s)
+    viz.frequency_histograms(ax, w.replication.pool_freq[pool_pos[idx].to_numpy()], s_true[idx], title=s)
+fig.tight_layout()
+plt.show()
+pd.DataFrame(freq).T.rename(columns={"observed": "mean observed ŝ", "true": "mean true s"}).round(3)
+
+# %% [markdown]
+# **Selection frequencies.** Bars: observed frequencies $\hat s$ from the replication's annotation round
+# (10 annotators, so $\hat s$ takes the values 0, 0.1, …, 1). Red line: the true frequencies $s$. The
+# table gives the means. MatchedFrequency reproduces v1's *observed* histogram almost exactly, yet its
+# *true* frequencies are clearly lower — the bias Engstrom et al. identified, visible here because the
+# world knows $s$. Threshold0.7 and TopImages select on high $\hat s$ and end up with higher observed
+# frequencies than v1, as in Recht et al.'s Table 2.
+
+# %%
+z = zoo.build_zoo(w, zoo.default_zoo(zoo_size))
+acc = z.accuracy_table()
+changes = zoo.accuracy_changes(acc, worlds.STRATEGIES)
+display_table = acc[["family", "train", "v1", *worlds.STRATEGIES]].copy()
+for s in worlds.STRATEGIES:
+    display_table[f"Δ {s}"] = display_table[s] - display_table["v1"]
+(display_table.sort_values("v1", ascending=False).drop(columns="train")
+ .style.format({c: "{:.1%}" for c in display_table.columns if c not in ("family", "train")}))
+
+# %% [markdown]
+# **The zoo.** Every model was trained on the same training set and evaluated on v1 and on each
+# replicated set; Δ columns are replicated minus v1 accuracy. The zoo mixes pre-deep baselines (naive
+# Bayes, logistic regression, nearest neighbours, random forests, random features and Fisher vectors, as
+# in Recht et al.'s testbeds), small convolutional networks of varying width, depth, training length,
+# seed and loss (cross-entropy, label smoothing, focal), and timm architectures trained from scratch.
+
+# %%
+fig, ax = plt.subplots(figsize=(6.2, 6))
+viz.accuracy_change_panel(ax, acc, worlds.STRATEGIES)
+plt.show()
+summary_table = pd.DataFrame(
+    {s: {"mean change (points)": 100 * c["mean_change"], "models dropping": f"{c['fraction_dropping']:.0%}",
+         "mean observed ŝ": freq[s]["observed"], "mean true s": freq[s]["true"]}
+     for s, c in changes.items()}
+).T
+summary_table
+
+# %% [markdown]
+# **The accuracy drop.** Each point is a model: accuracy on v1 (x) and on a replicated set (y); the
+# dashed line is "no change". The table is this world's version of Recht et al.'s Table 2: the mean
+# change is most negative on MatchedFrequency, small on Threshold0.7 and positive on TopImages — the
+# paper's ordering (−11.8, −3.2, +2.1 points on ImageNet top-1) — although every set's observed
+# selection frequency is at least v1's. Nothing about the models changed between v1 and the replicated
+# sets; the drop is entirely a property of which images were selected.
+#
+# ## Ablation: the same replication with noise-free frequencies
+#
+# If the drop on MatchedFrequency comes from matching *noisy* frequencies, matching the *true* ones
+# should remove most of it. We re-run only the replication round — same v1 images, same candidate pool,
+# same trained models — with the observed frequency replaced by the true one (or by `ablation_annotators`
+# annotators, if set), and sample the three sets again.
+
+# %%
+ablation = w.replicate(ablation_annotators)
+ablation_freq = worlds.frequency_summary(w, ablation)
+ablation_acc = pd.DataFrame({s: z.accuracy_on(w, idx) for s, idx in ablation.sets.items()})
+ablation_acc["v1"] = acc["v1"]
+ablation_changes = zoo.accuracy_changes(ablation_acc, worlds.STRATEGIES)
+drop_noisy = -changes["matchedfrequency"]["mean_change"]
+drop_noise_free = -ablation_changes["matchedfrequency"]["mean_change"]
+fig, ax = plt.subplots(figsize=(7, 3.4))
+labels = list(worlds.STRATEGIES)
+x = np.arange(len(labels))
+ax.bar(x - 0.2, [100 * changes[s]["mean_change"] for s in labels], 0.4, label=f"{cfg.annotators} annotators (as built)")
+ax.bar(x + 0.2, [100 * ablation_changes[s]["mean_change"] for s in labels], 0.4,
+       label="noise-free frequencies" if ablation_annotators is None else f"{ablation_annotators} annotators")
+ax.axhline(0, color="0.3", lw=1)
+ax.set_xticks(x, labels)
+ax.set_ylabel("mean accuracy change vs v1 (points)")
+ax.legend(fontsize="small")
+plt.show()
+display(Markdown(
+    f"MatchedFrequency's mean drop: **{100 * drop_noisy:.1f} points** with noisy frequencies, "
+    f"**{100 * drop_noise_free:.1f} points** with "
+    + ("noise-free frequencies" if ablation_annotators is None else f"{ablation_annotators} annotators")
+    + f" — {100 * (1 - drop_noise_free / drop_noisy):.0f}% of the drop disappears. Its mean true selection "
+    f"frequency moves from {freq['matchedfrequency']['true']:.3f} to {ablation_freq['matchedfrequency']['true']:.3f} "
+    f"(v1: {freq['v1']['true']:.3f})."
+    + (f" In {ablation.matched_fallback} cases the top frequency bin of a class ran out and the image came "
+       "from the next lower bin." if ablation.matched_fallback else "")
+))
+
+# %% [markdown]
+# **Ablation.** Mean accuracy change per strategy for the replication as built (left bars) and for the
+# same replication with noise-free selection frequencies (right bars). Most of MatchedFrequency's drop was
+# caused by noisy statistic matching. What remains comes from the coarse five-bin histogram: within a bin,
+# the harder pool still contributes lower frequencies than v1. Threshold0.7 and TopImages, freed from the
+# noise, now select genuinely easy images and gain more.
+#
+# ## Summary
+#
+# - Matching *observed* selection frequencies left MatchedFrequency's observed mean within a hair of v1's
+#   while its true mean fell — Engstrom et al.'s bias, reproduced from its mechanism.
+# - The models lost accuracy on MatchedFrequency, a little on Threshold0.7, and gained on TopImages — the
+#   pattern of Recht et al.'s Table 2.
+# - Noise-free frequencies remove most of the MatchedFrequency drop.
+#
+# The numbers are recorded in `replication-world.results.json`.
+
+# %%
+summary = results.record(
+    results_path,
+    {
+        "selection_frequency": freq,
+        "accuracy_change": {s: c["mean_change"] for s, c in changes.items()},
+        "fraction_models_dropping": {s: c["fraction_dropping"] for s, c in changes.items()},
+        "ablation": {
+            "annotators": ablation_annotators,
+            "matched_fallback": ablation.matched_fallback,
+            "drop_noisy": drop_noisy,
+            "drop_noise_free": drop_noise_free,
+            "selection_frequency": ablation_freq,
+            "accuracy_change": {s: c["mean_change"] for s, c in ablation_changes.items()},
+        },
+        "zoo": {
+            "n_models": len(acc),
+            "v1_accuracy_range": [float(acc["v1"].min()), float(acc["v1"].max())],
+            "accuracy": acc.drop(columns="family").to_dict(orient="index"),
+        },
+        "world": {"key": cfg.key(), "sizes": {s: int(len(w.split_index(s))) for s in w.split_names}},
+    },
+)
+print({s: round(100 * v, 2) for s, v in summary["accuracy_change"].items()})
