@@ -352,7 +352,7 @@ pd.DataFrame(
 # Do its accuracies fall on a line too, and with what slope? Below, every model's accuracy on each
 # replicated set against its v1 accuracy, with linear and probit fits and their bootstrap bands.
 
-# %%
+# %% tags=["remove-stderr"]
 from shifteval import zoo as zoos
 from shifteval.datasets import world as worlds
 

@@ -144,7 +144,7 @@ pd.DataFrame(freq).T.rename(columns={"observed": "mean observed ŝ", "true": "me
 # world knows $s$. Threshold0.7 and TopImages select on high $\hat s$ and end up with higher observed
 # frequencies than v1, as in Recht et al.'s Table 2.
 
-# %%
+# %% tags=["remove-stderr"]
 z = zoo.build_zoo(w, zoo.default_zoo(zoo_size))
 acc = z.accuracy_table()
 changes = zoo.accuracy_changes(acc, worlds.STRATEGIES)

@@ -9,8 +9,24 @@ Run interactively, ``results_path`` is ``None`` and nothing is written.
 from __future__ import annotations
 
 import json
+import math
+
+import numpy as np
 
 from .io import atomic_write_json, to_json
+
+
+def _nan_to_none(obj):
+    """Missing values (NaN) become JSON ``null``; infinities are still refused by :func:`to_json`."""
+    if isinstance(obj, dict):
+        return {k: _nan_to_none(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_nan_to_none(v) for v in obj]
+    if isinstance(obj, (float, np.floating)) and math.isnan(obj):
+        return None
+    if isinstance(obj, np.ndarray):
+        return _nan_to_none(obj.tolist())
+    return obj
 
 
 def record(results_path, results: dict) -> dict:
@@ -25,7 +41,7 @@ def record(results_path, results: dict) -> dict:
     """
     if not isinstance(results, dict):
         raise ValueError(f"results must be a dict, got {type(results).__name__}")
-    normalised = json.loads(to_json(results))
+    normalised = json.loads(to_json(_nan_to_none(results)))
     if results_path is not None:
         atomic_write_json(results_path, normalised)
     return normalised

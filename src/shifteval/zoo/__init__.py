@@ -2,7 +2,7 @@
 
 :func:`build_zoo` trains every model of a zoo on a world's training set, predicts every split, and
 stores the predictions under a key covering the world's configuration, the model specification and
-the library files that produce them (``datasets/world.py`` and ``zoo/``). Models already in the store
+the library files that produce them (``datasets/world.py`` and ``zoo/models.py``). Models already in the store
 are not trained again, so chapters share one zoo.
 """
 
@@ -31,9 +31,10 @@ def cache_dir() -> Path:
 
 
 def _code_hash() -> str:
+    """Hash of the code that determines predictions: the world's renderer and the model definitions."""
     here = Path(__file__).resolve().parent
     h = hashlib.sha256()
-    for path in sorted([here.parent / "datasets" / "world.py", *here.glob("*.py")]):
+    for path in (here.parent / "datasets" / "world.py", here / "models.py"):
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:12]
@@ -108,7 +109,7 @@ def build_zoo(world, specs=None, store_root=None, progress: bool = True) -> Zoo:
         images = {split: world.images[world.split_index(split)] for split in splits}
         labels = {split: world.labels[world.split_index(split)] for split in splits}
         train = world.split_index("train")
-        bar = tqdm(total=sum(epochs_of(s) for s in todo), desc="training zoo", unit="epoch", disable=not progress)
+        bar = tqdm(total=sum(epochs_of(s) for s in todo), desc="training zoo", unit="epoch", disable=not progress, mininterval=2)
         for spec in todo:
             bar.set_postfix_str(spec.name)
             probs = train_and_predict(spec, world.images[train], world.labels[train], images, seed=world.config.seed, progress=bar)

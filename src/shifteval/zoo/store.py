@@ -141,6 +141,33 @@ class PredictionStore:
             raise ValueError(f"{sidecar} is not valid JSON: {exc}") from exc
         return Predictions(model, dataset, labels, probs, meta)
 
+    def pairs(self, first: str, second: str, models=None) -> dict:
+        """``{model: (predictions on first, predictions on second)}`` for every model that has both.
+
+        Raises
+        ------
+        ValueError
+            When the folder holds no model with predictions on both datasets (the message lists what
+            it found), or when two predictions of a model have different numbers of classes.
+        """
+        if not self.root.is_dir():
+            raise ValueError(f"prediction folder {self.root} does not exist")
+        names = models if models is not None else self.models()
+        both = [m for m in names if self.has(m, first) and self.has(m, second)]
+        if not both:
+            found = {m: self.datasets(m) for m in self.models()}
+            raise ValueError(
+                f"no model in {self.root} has predictions on both {first!r} and {second!r} "
+                f"(expected <model>/{first}.npz and <model>/{second}.npz with .json sidecars); found: {found or 'nothing'}"
+            )
+        out = {}
+        for m in both:
+            a, b = self.load(m, first), self.load(m, second)
+            if a.probs.shape[1] != b.probs.shape[1]:
+                raise ValueError(f"model {m!r}: {first} has {a.probs.shape[1]} classes but {second} has {b.probs.shape[1]}")
+            out[m] = (a, b)
+        return out
+
     def models(self) -> list[str]:
         if not self.root.is_dir():
             return []
