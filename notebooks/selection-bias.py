@@ -274,11 +274,14 @@ display(Markdown(
 
 # %% [markdown]
 # **Against the truth.** Bias is estimate minus ground truth, averaged over models; the plain v2 accuracy
-# ("observed") is the starting point every estimator tries to correct. The naive estimator corrects part
-# of the gap, the jackknife more; the parametric model depends on how well three beta components describe
-# the world's frequency distributions. Whatever the numbers above say is what the world shows; the
-# ground truth here is itself estimated from finite sets (binned true frequencies), which limits how
-# small an error can be measured.
+# ("observed") is the starting point every estimator tries to correct. The naive estimator removes part of
+# the gap but, being statistic matching on noisy frequencies itself, stays below the truth. The jackknife
+# extrapolates the naive estimator to infinitely many annotators assuming its bias falls like $1/n$;
+# Figure 5's right panel shows how well that holds here — where the curve bends near $1/n = 0$, the
+# extrapolation overshoots or undershoots (Engstrom et al. found it still under-corrects on ImageNet). The
+# parametric model avoids the extrapolation by modelling the noise explicitly, and is only as good as its
+# three-component mixture. The ground truth is itself estimated from finite sets (binned true
+# frequencies), which limits how small an error can be measured.
 #
 # ## Exercises
 #
