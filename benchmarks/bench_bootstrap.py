@@ -8,10 +8,10 @@ indices; the script prints seconds (median of repeats) and the ratio.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
+
+from _timing import median_time
 
 from shifteval import linfit
 from shifteval.datasets import published
@@ -27,14 +27,6 @@ def polyfit_loop(x, y, n_boot, rng):
         slopes[b], intercepts[b] = np.polyfit(x[idx], y[idx], 1)
     return slopes, intercepts
 
-
-def median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:

@@ -11,10 +11,10 @@ would take at this speed.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
+
+from _timing import median_time
 
 from shifteval import matching
 
@@ -23,14 +23,6 @@ def predictions(n, k, rng, shift=0.0):
     """Predicted labels and max-softmax probabilities shaped like a strong ImageNet model's."""
     return rng.integers(0, k, n), np.clip(rng.beta(4.0 - shift, 1.0, n), 0, 1)
 
-
-def median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main():

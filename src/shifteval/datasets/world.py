@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -474,8 +474,3 @@ def frequency_summary(world: World, replication: Replication | None = None) -> d
     for name, idx in rep.sets.items():
         out[name] = {"observed": float(rep.pool_freq[pos[idx]].mean()), "true": float(s[idx].mean())}
     return out
-
-
-def config_with(config: WorldConfig, **changes) -> WorldConfig:
-    """A copy of ``config`` with some fields changed (validated)."""
-    return replace(config, **changes)
