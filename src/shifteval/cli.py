@@ -30,7 +30,30 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--params", default="default", help="parameter set for every chapter (default: default)")
     build.add_argument("--force", action="store_true", help="re-execute every chapter")
     build.add_argument("--only", nargs="+", metavar="CHAPTER", help="execute only these chapters")
+
+    predict = sub.add_parser("predict", help="predictions of timm models on real datasets, into a prediction store")
+    predict.add_argument("--models", nargs="+", required=True, metavar="NAME", help="timm model names")
+    predict.add_argument("--datasets", nargs="+", required=True, metavar="NAME[:SPLIT]",
+                         help="cifar10, cifar10.1, cifar10.2, cinic10, mnist, imagenet, imagenetv2 (optionally :split)")
+    predict.add_argument("--data-root", action="append", default=[], metavar="DATASET=PATH", required=True,
+                         help="where each dataset's official files are; repeatable")
+    predict.add_argument("--weights", action="append", default=[], metavar="MODEL=PATH|cache",
+                         help="weights file per model, or 'cache' for timm's cached pretrained weights")
+    predict.add_argument("--out", required=True, help="prediction store folder")
+    predict.add_argument("--executor", default="local", help="'local' (default) or dask://HOST:PORT")
+    predict.add_argument("--batch-size", type=int, default=64)
+    predict.add_argument("--allow-download", action="store_true", help="let timm fetch weights missing from the cache")
     return parser
+
+
+def _pairs(values, what):
+    out = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise pipeline.PipelineError(f"{what} {item!r} must look like NAME=VALUE")
+        out[key] = value
+    return out
 
 
 def main(argv=None) -> int:
@@ -47,6 +70,18 @@ def main(argv=None) -> int:
             print(result.notebook)
         elif args.command == "build":
             print(pipeline.build(args.params, force=args.force, only=args.only))
+        elif args.command == "predict":
+            from . import predict
+
+            jobs = predict.make_jobs(
+                args.models, args.datasets, _pairs(args.data_root, "--data-root"), args.out,
+                _pairs(args.weights, "--weights"), batch_size=args.batch_size, allow_download=args.allow_download,
+            )  # fmt: skip
+            for job, status in zip(jobs, predict.run_jobs(jobs, args.executor)):
+                print(f"{status:8s} {job.model} on {job.store_name}")
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"shifteval: error: {exc}", file=sys.stderr)
+        return 1
     except pipeline.PipelineError as exc:
         print(f"shifteval: error: {exc}", file=sys.stderr)
         return 1

@@ -1,0 +1,105 @@
+"""Pretrained timm models, loaded offline, and batched prediction in the project's format.
+
+Weights come from a local file (``.safetensors``, or ``.pth``/``.bin`` read with
+``torch.load(weights_only=True)``) or from the Hugging Face cache that timm uses; the cache is read
+with ``HF_HUB_OFFLINE=1`` unless the caller explicitly allows downloads. Preprocessing is timm's own
+data configuration for the model; inference runs on CUDA when available, otherwise on the CPU.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..compat import import_timm
+
+
+def load_model(name: str, weights=None, num_classes: int | None = None, allow_download: bool = False, in_chans: int = 3):
+    """A timm model by name with pretrained weights, in eval mode.
+
+    Parameters
+    ----------
+    name : str
+        timm model name, e.g. ``"resnet50"``.
+    weights : path, "cache" or None
+        A local weights file, ``"cache"`` for timm's pretrained weights from the local Hugging Face
+        cache (downloaded only when ``allow_download``), or ``None`` for random initialisation.
+    num_classes : int, optional
+        Output classes (defaults to the architecture's own, 1,000 for ImageNet models).
+    """
+    timm = import_timm()
+    kwargs = {"in_chans": in_chans}
+    if num_classes is not None:
+        kwargs["num_classes"] = num_classes
+    if weights == "cache":
+        if not allow_download:
+            os.environ["HF_HUB_OFFLINE"] = "1"
+        try:
+            model = timm.create_model(name, pretrained=True, **kwargs)
+        except Exception as exc:  # the hub client raises several types when offline
+            raise FileNotFoundError(
+                f"pretrained weights of {name!r} are not in the local cache and downloads are not allowed; "
+                f"pass a weights file or allow the download ({type(exc).__name__}: {exc})"
+            ) from None
+    else:
+        model = timm.create_model(name, pretrained=False, **kwargs)
+        if weights is not None:
+            model.load_state_dict(load_state_dict(weights))
+    return model.eval()
+
+
+def load_state_dict(path) -> dict:
+    """Read a state dict safely: safetensors, or ``torch.load(weights_only=True)``."""
+    import torch
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"weights file {path} does not exist")
+    if path.suffix == ".safetensors":
+        from safetensors.torch import load_file
+
+        return load_file(str(path))
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    if isinstance(state, dict) and "state_dict" in state and isinstance(state["state_dict"], dict):
+        state = state["state_dict"]
+    return state
+
+
+def device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def predict(model, images, batch_size: int = 64, progress: bool = True, desc: str = "predicting") -> np.ndarray:
+    """Softmax probabilities of a timm model on images, with timm's preprocessing for the model.
+
+    Parameters
+    ----------
+    images : ndarray (N, H, W[, C]) of uint8, or a sequence of such arrays (e.g. ``ImageFiles``)
+        Grayscale images are repeated to three channels when the model expects three.
+    """
+    import torch
+    from PIL import Image
+    from timm.data import create_transform, resolve_data_config
+    from tqdm import tqdm
+
+    transform = create_transform(**resolve_data_config({}, model=model))
+    dev = device()
+    model = model.to(dev)
+    in_chans = getattr(model, "in_chans", None) or 3
+    out = []
+    with torch.inference_mode():
+        for start in tqdm(range(0, len(images), batch_size), desc=desc, unit="batch", disable=not progress):
+            batch = []
+            for i in range(start, min(start + batch_size, len(images))):
+                arr = np.asarray(images[i], dtype=np.uint8)
+                if arr.ndim == 2 and in_chans == 3:
+                    arr = np.repeat(arr[:, :, None], 3, axis=2)
+                img = Image.fromarray(arr if arr.ndim == 2 or arr.shape[2] != 1 else arr[:, :, 0])
+                batch.append(transform(img))
+            logits = model(torch.stack(batch).to(dev))
+            out.append(torch.softmax(logits.double(), dim=1).cpu().numpy())
+    return np.concatenate(out).astype(np.float32)
