@@ -105,6 +105,16 @@ def _first_true_upper(conf, lo, hi, p, eps):
 
 
 @numba.njit(cache=True)
+def _prefix_count(tree, i):
+    # unused sources among the first i sorted positions (Fenwick prefix sum)
+    total = 0
+    while i > 0:
+        total += tree[i]
+        i -= i & -i
+    return total
+
+
+@numba.njit(cache=True)
 def _match_loop(conf, seg_start, seg_end, tgt_seg, tgt_conf, u, eps):
     """Sequential matching over targets with a Fenwick tree of unused sorted sources."""
     n = conf.shape[0]
@@ -127,18 +137,8 @@ def _match_loop(conf, seg_start, seg_end, tgt_seg, tgt_conf, u, eps):
         hi = _first_true_upper(conf, lo, seg_end[g], p, eps)
         if lo >= hi:
             continue
-        # unused sources before lo and before hi (prefix sums of the tree)
-        before_lo = 0
-        i = lo
-        while i > 0:
-            before_lo += tree[i]
-            i -= i & -i
-        before_hi = 0
-        i = hi
-        while i > 0:
-            before_hi += tree[i]
-            i -= i & -i
-        count = before_hi - before_lo
+        before_lo = _prefix_count(tree, lo)
+        count = _prefix_count(tree, hi) - before_lo
         if count == 0:
             continue
         r = int(u[t] * count)

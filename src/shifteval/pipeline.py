@@ -444,17 +444,17 @@ def build(
     root = find_root(root)
     names = [c.name for c in chapters(root)]
     selected = list(only) if only else names
-    for name in selected:
-        get_chapter(name, root)  # unknown names fail before anything runs
+    unknown = [n for n in selected if n not in names]
+    if unknown:  # fail before anything runs
+        raise PipelineError(f"unknown chapter(s) {', '.join(unknown)}; chapters: {', '.join(names)}")
     missing = [n for n in names if n not in selected and cached_key(root / CHAPTER_DIR / f"{n}.ipynb") is None]
     if missing:
         raise PipelineError(
             f"chapters {', '.join(missing)} have never been executed; run them first or drop --only"
         )
-    for chapter in chapters(root):
-        if chapter.name not in selected:
-            continue
-        run_chapter(chapter.name, params, force=force, root=root, progress=progress)
+    for name in names:
+        if name in selected:
+            run_chapter(name, params, force=force, root=root, progress=progress)
     cmd = [*jupyter_book_command(), "build", str(root), "-W", "-n", "--keep-going"]
     _log("[book] " + " ".join(cmd[1:]))
     proc = subprocess.run(cmd, cwd=root)
