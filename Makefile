@@ -8,11 +8,12 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PARAMS ?= default
+EDITION ?= full
 
 .PHONY: book test clean distclean lock
 
 book: $(STAMP)
-	$(BIN)/shifteval build --params $(PARAMS)
+	$(BIN)/shifteval build --params $(PARAMS) --edition $(EDITION)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -4,6 +4,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -28,6 +30,8 @@
 # bootstrap `seed`, the size of the simulated testbed of §5.3 (`gaussian_models`, `gaussian_images`), and
 # the replication world and zoo whose accuracies are fitted at the end (`world`, `zoo_size`; see the
 # replication-world chapter).
+#
+# Terms used here are explained in the glossary: {term}`linear fit`, {term}`accuracy drop`, {term}`MatchedFrequency`.
 
 # %% tags=["parameters"]
 n_boot = 100_000
@@ -125,16 +129,21 @@ viz.fit_panel(
     orig_ci=ci_of(imnet_cnn, "orig"), new_ci=ci_of(imnet_cnn, "new"), title="ImageNet top-1, MatchedFrequency",
 )
 fig.tight_layout()
-plt.show()
+viz.figure("linear-fits-fig1")
 
 # %% [markdown]
+# ```{glue:figure} linear-fits-fig1
+# :name: fig-linear-fits-fig1
+#
 # **Figure 1.** New against original accuracy, one point per model, with 95% Clopper–Pearson error bars
 # (from the paper's tables). The dashed line is $y = x$: a model without any drop would sit on it. The red
 # line is the least-squares fit and the shaded band its pointwise 95% bootstrap region. Every model lies
 # well below the diagonal, and the points hug the fitted line: the slope is above 1 on both datasets, so
 # each point gained on the original test set is worth *more* than a point on the new one — the opposite of
 # what strong adaptive overfitting to the original test set would produce.
-#
+# ```
+
+# %% [markdown]
 # The published error bars are themselves reproducible: recomputing Clopper–Pearson intervals from the
 # printed accuracies and the test-set sizes gives the printed bounds up to the rounding of the printed
 # accuracy.
@@ -204,17 +213,22 @@ for ax, s, title in zip(axes, ["threshold0.7", "topimages"], ["Threshold0.7", "T
     viz.fit_panel(ax, t.orig_acc / 100, t.new_acc / 100, strategy_fits[s],
                   orig_ci=ci_of(t, "orig"), new_ci=ci_of(t, "new"), title=f"ImageNet top-1, {title}")
 fig.tight_layout()
-plt.show()
+viz.figure("linear-fits-fig2")
 pd.DataFrame(
     {s: {"slope": f.slope, "offset (%)": 100 * f.intercept, "slope CI low": f.slope_ci[0],
          "slope CI high": f.slope_ci[1], "r": f.r} for s, f in strategy_fits.items()}
 ).T.round(3)
 
 # %% [markdown]
+# ```{glue:figure} linear-fits-fig2
+# :name: fig-linear-fits-fig2
+#
 # **Figure 2.** The same picture for the two other sampling strategies (top-1, convolutional networks).
 # Threshold0.7 sits about 3 points below the diagonal, TopImages about 2 points above it, and both follow a
 # line as closely as MatchedFrequency does. The table gives each fit.
-#
+# ```
+
+# %% [markdown]
 # ## Linear or probit? (§5.3, App. C.2, Figure 6)
 #
 # Accuracies are probabilities, and a straight line through probabilities must eventually leave $[0, 1]$.
@@ -233,7 +247,7 @@ for ax, scale in zip(axes, linfit.SCALES):
                   extra=(imnet.orig_acc[fv] / 100, imnet.new_acc[fv] / 100), extra_label="Fisher vectors",
                   title=f"{scale} axes, all 67 models")
 fig.tight_layout()
-plt.show()
+viz.figure("linear-fits-fig3")
 
 pd.DataFrame(
     {s: {"slope": f.slope, "intercept": f.intercept, "r": f.r,
@@ -242,12 +256,17 @@ pd.DataFrame(
 ).T.round(3)
 
 # %% [markdown]
+# ```{glue:figure} linear-fits-fig3
+# :name: fig-linear-fits-fig3
+#
 # **Figure 6.** Left, a linear fit through all 67 ImageNet models; right, the same data on probit axes
 # (tick labels are still accuracies in percent). The three Fisher-vector models (hollow), with 21-35%
 # original accuracy, pull the linear fit away from the convolutional networks, and its bootstrap band
 # widens; on the probit scale one line describes all models across 60 points of accuracy, and the residuals
 # (table) shrink.
-#
+# ```
+
+# %% [markdown]
 # ## Few changes in the relative order (§3.3)
 #
 # If new accuracy is a monotone function of the original one, rankings barely change. The figure
@@ -257,7 +276,7 @@ pd.DataFrame(
 fig, ax = plt.subplots(figsize=(5.5, 5.3))
 viz.rank_change(ax, imnet.orig_acc, imnet.new_acc, names=imnet.model.to_numpy())
 ax.set_title("ImageNet top-1, MatchedFrequency")
-plt.show()
+viz.figure("linear-fits-fig4")
 rank_summary = {
     name: {
         "spearman": float(tables[name][["orig_acc", "new_acc"]].corr(method="spearman").iloc[0, 1]),
@@ -269,11 +288,16 @@ rank_summary = {
 pd.DataFrame(rank_summary).T.round(3)
 
 # %% [markdown]
+# ```{glue:figure} linear-fits-fig4
+# :name: fig-linear-fits-fig4
+#
 # **Rank changes.** Each point is a model at (original rank, new rank); the dashed diagonal means "same
 # place", colour shows how far a model moved, and the models that moved most are labelled. The largest
 # moves are a few places among models whose original accuracies were within their confidence intervals of
 # each other; the Spearman rank correlation (table) is above 0.99 on both datasets.
-#
+# ```
+
+# %% [markdown]
 # ## A second testbed: 136 timm models (Engstrom et al. 2020, App. G)
 #
 # {cite:t}`engstrom2020bias` evaluated 136 pretrained models from the timm library on ImageNet and
@@ -289,7 +313,7 @@ viz.fit_panel(ax, eng.orig_acc / 100, eng.new_acc / 100, eng_fit, title="136 tim
 ax.plot(np.linspace(0.55, 0.9, 50), fits["imagenet_top1_matchedfrequency"].predict(np.linspace(0.55, 0.9, 50)),
         color="0.2", ls=":", lw=1.5, label="Recht et al. fit (64 CNNs)")
 ax.legend(loc="upper left", fontsize="small")
-plt.show()
+viz.figure("linear-fits-fig5")
 display(Markdown(
     f"Slope **{eng_fit.slope:.3f}** (95% CI {eng_fit.slope_ci[0]:.3f}–{eng_fit.slope_ci[1]:.3f}), offset "
     f"**{100 * eng_fit.intercept:.1f}%**; Engstrom et al. report {reported['engstrom2020']['linear_fit_slope']['unadjusted']}"
@@ -297,13 +321,18 @@ display(Markdown(
 ))
 
 # %% [markdown]
+# ```{glue:figure} linear-fits-fig5
+# :name: fig-linear-fits-fig5
+#
 # **Engstrom et al.'s testbed.** The 136 timm models (points, without error bars: the table gives no
 # intervals) against their own fit (red) and Recht et al.'s fit to the 64 older networks (dotted). The
 # newer models continue the old line closely: a model's ImageNetV2 accuracy is still predictable from its
 # ImageNet accuracy. Engstrom et al. go on to argue that part of the drop — and the slope above 1 — is an
 # artefact of *how* the replication matched selection frequencies, not a property of the models; their
 # adjusted fit has slope 1.01. The selection-bias chapter reproduces that argument.
-#
+# ```
+
+# %% [markdown]
 # ## Why a line? The Gaussian difficulty model (§5.3)
 #
 # Suppose every image $i$ has a scalar difficulty $\tau_i$, a model $j$ has a skill $s_j$, and the model
@@ -333,19 +362,24 @@ gauss_fit = linfit.fit_linear(acc1, acc2, scale="probit", n_boot=min(n_boot, 10_
 fig, ax = plt.subplots(figsize=(5.8, 5.3))
 viz.gaussian_model_panel(ax, acc1, acc2, u, v, fitted=gauss_fit)
 ax.set_title(f"μ₁={mu1}, σ₁={sigma1}; μ₂={mu2}, σ₂={sigma2}")
-plt.show()
+viz.figure("linear-fits-fig6")
 pd.DataFrame(
     {"analytic": {"u (slope)": u, "v (intercept)": v},
      "simulated fit": {"u (slope)": gauss_fit.slope, "v (intercept)": gauss_fit.intercept}}
 ).round(4)
 
 # %% [markdown]
+# ```{glue:figure} linear-fits-fig6
+# :name: fig-linear-fits-fig6
+#
 # **The Gaussian model.** Each point is a simulated model; the red line is the analytic prediction and
 # the dotted line the least-squares probit fit to the simulated accuracies. They agree up to the sampling
 # noise of finite test sets. Nothing in the model refers to adaptive overfitting: a shift in difficulty
 # alone produces a line with slope above 1 and a large, accuracy-dependent drop. The model does not say
 # *why* the new test set is harder — the selection-bias and replication-world chapters take that up.
-#
+# ```
+
+# %% [markdown]
 # ## The replication world's zoo on the same axes
 #
 # The replication-world chapter built a benchmark, replicated it three ways and trained a zoo of models.
@@ -368,7 +402,7 @@ for col, s in enumerate(worlds.STRATEGIES):
         viz.fit_panel(axes[row, col], zoo_acc["v1"], zoo_acc[s], zoo_fits[(s, scale)], title=f"zoo: {s} ({scale})",
                       xlabel="v1 accuracy (%)", ylabel=f"{s} accuracy (%)")
 fig.tight_layout()
-plt.show()
+viz.figure("linear-fits-fig7")
 pd.DataFrame(
     {f"{s} / {scale}": {"slope": f.slope, "slope CI low": f.slope_ci[0], "slope CI high": f.slope_ci[1],
                         "intercept": f.intercept, "r": f.r}
@@ -376,10 +410,14 @@ pd.DataFrame(
 ).T.round(3)
 
 # %% [markdown]
+# ```{glue:figure} linear-fits-fig7
+# :name: fig-linear-fits-fig7
+#
 # **The zoo's fits.** Top row: linear axes; bottom row: probit axes; one column per replicated set. Each
 # point is a model of the zoo (no error bars: with the default 2,000 images per test set a 95% interval is
 # about ±1.5 points). The table lists the slopes with their bootstrap intervals, to set beside the papers'
 # 1.69 (CIFAR-10) and 1.11 (ImageNet); the sentence below is generated from the fits.
+# ```
 
 # %%
 mf = zoo_fits[("matchedfrequency", "linear")]
@@ -410,6 +448,68 @@ display(Markdown(
 # | Table 2 average changes | −11.8/−8.2, −3.2/−1.2, +2.1/+1.8 | see Table 2 |
 #
 # The numbers are recorded in `linear-fits.results.json` next to this notebook.
+
+# %% [markdown]
+# ## Exercises
+#
+# ````{exercise}
+# :label: linear-fits-ex-rounding
+# The published tables print accuracies to 0.1 point. The offsets fitted here differ from the paper's by
+# about 0.07 points. Could rounding alone explain a difference of that size? Reason about how a ±0.05
+# error in every accuracy propagates into a least-squares offset.
+# ````
+#
+# ````{solution} linear-fits-ex-rounding
+# :class: dropdown
+# Rounding adds an error of at most ±0.05 points, roughly uniform, to each new and each original accuracy.
+# The offset of a least-squares line is a weighted average of the residuals, so independent rounding errors
+# mostly cancel, but the original-accuracy errors also perturb the slope, and the offset moves by about
+# −slope × (shift of the mean original accuracy). A few hundredths of a point is the expected size; 0.07 is
+# plausible and well inside every confidence interval, which span several points.
+# ````
+#
+# ````{exercise}
+# :label: linear-fits-ex-bootstrap
+# Re-run the chapter with `-p n_boot=2000` and with `-p ci=0.99`. How much do the interval endpoints move
+# in each case, and which change reflects Monte Carlo noise rather than statistical uncertainty?
+# ````
+#
+# ````{solution} linear-fits-ex-bootstrap
+# :class: dropdown
+# With 2,000 replicates the endpoints of the 95% intervals move by a few thousandths in the slope and a
+# few tenths of a point in the offset from run to run of the seed: that is Monte Carlo error of the
+# percentile estimates, which shrinks as more replicates are drawn. Raising `ci` to 0.99 widens the intervals
+# systematically: that is the statistical uncertainty of the fit itself, which more replicates do not remove.
+# ````
+#
+# ````{exercise}
+# :label: linear-fits-ex-probit
+# In the Gaussian difficulty model, what slope does the probit fit predict when the replicated test set is
+# harder by a constant shift of difficulty and has the same spread? What if its spread is larger?
+# ````
+#
+# ````{solution} linear-fits-ex-probit
+# :class: dropdown
+# If every model's accuracy is Φ((skill − difficulty)/σ) and the new set shifts difficulty by δ with the
+# same spread, then Φ⁻¹(new) = Φ⁻¹(old) − δ/σ: the probit line has slope 1 and offset −δ/σ. A larger spread
+# σ′ > σ of the new set rescales: Φ⁻¹(new) = (σ/σ′)·Φ⁻¹(old) − δ/σ′, a slope below 1. Slopes above 1 on the
+# probit scale therefore mean the new set's difficulties are *more concentrated*, not that better models are
+# more robust.
+# ````
+#
+# ````{exercise}
+# :label: linear-fits-ex-zoo
+# Re-run with the smoke zoo (`--params smoke`). How many models does the zoo fit use, and how do the
+# confidence intervals of the zoo's slope change compared with the default zoo? What does this say about
+# reading a slope from a handful of models?
+# ````
+#
+# ````{solution} linear-fits-ex-zoo
+# :class: dropdown
+# The smoke zoo has six models instead of 31. The bootstrap resamples models, so with six points the
+# intervals of the slope become several times wider and may include both 1 and the papers' 1.7. A handful
+# of models pins neither the slope nor the offset; Recht et al. fitted 34 to 67 models for a reason.
+# ````
 
 # %%
 summary = results.record(

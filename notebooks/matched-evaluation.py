@@ -4,6 +4,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -31,6 +33,8 @@
 # Here the two sets are the replication world's v1 and each replicated set, evaluated with every model of
 # the zoo. With `predictions_dir` set, the same analysis runs on any folder of predictions in the
 # project's format (e.g. CIFAR-10 vs CIFAR-10.1, ImageNet vs ImageNetV2 — see `real.yaml`).
+#
+# Terms used here are explained in the glossary: {term}`matched accuracy`, {term}`fraction unmatched`, {term}`accuracy drop`.
 
 # %% tags=["parameters"]
 world = {}
@@ -89,14 +93,19 @@ for ax, t in zip(axes[0], targets):
     ax.set_title(f"{source} vs {t}")
     ax.legend(fontsize="small")
 fig.tight_layout()
-plt.show()
+viz.figure("matched-evaluation-fig1")
 
 # %% [markdown]
+# ```{glue:figure} matched-evaluation-fig1
+# :name: fig-matched-evaluation-fig1
+#
 # **Figure 1 analog.** One pair of points per model (joined by a grey line): circles on the source set,
 # squares on the target set; the dashed line is perfect calibration. Models are less accurate *and* less
 # confident on the harder replications: the replicated images are also harder *for the model's own
 # judgement*, which is what matching exploits.
-#
+# ```
+
+# %% [markdown]
 # ## Accuracy gap and matched gap, model by model (Figures 3, 4, 6 and 7)
 
 # %%
@@ -127,15 +136,19 @@ for by, title in (("label_and_prob", "Algorithm 1: same label and probability"),
         ax.legend(fontsize="x-small")
     fig.suptitle(title)
     fig.tight_layout()
-    plt.show()
+    viz.figure("matched-evaluation-fig2")
 
 # %% [markdown]
+# ```{glue:figure} matched-evaluation-fig2
+# :name: fig-matched-evaluation-fig2
+#
 # **Figures 3/4 (Algorithm 1) and 6/7 (Algorithm 2) analogs.** Top: for every model (sorted by source
 # accuracy), accuracy on the full source and target sets (solid) and on the matched subsets (dashed).
 # Bottom: the accuracy gap and the matched gap (bars) and the fraction of target examples left unmatched
 # (black line). On the matched subsets the two sets are compared on examples of equal predicted
 # probability, and the gap shrinks; what remains of the accuracy drop is concentrated in the unmatched
 # targets, the images the model found unlike anything in the source at that confidence.
+# ```
 
 # %%
 narrower = {
@@ -201,16 +214,21 @@ for col, (kind, name) in enumerate(picks.items()):
     axes[1, col].set_ylabel("density")
     axes[1, col].legend(fontsize="x-small", loc="upper left")
 fig.tight_layout()
-plt.show()
+viz.figure("matched-evaluation-fig3")
 
 # %% [markdown]
+# ```{glue:figure} matched-evaluation-fig3
+# :name: fig-matched-evaluation-fig3
+#
 # **Figures 5/8 analogs.** Top: reliability diagrams; the dashed diagonal is perfect calibration, marker
 # size shows how many examples a bin holds. Bottom: densities of the predicted probability. By
 # construction the matched source and matched target subsets have (almost) the same distribution of
 # $\hat p$, so their reliability curves can be compared directly. The unmatched targets sit where the
 # source has no examples left — mostly at low predicted probability, where accuracy is low. For the weak
 # model many more targets remain unmatched.
-#
+# ```
+
+# %% [markdown]
 # ## How much does ε matter?
 
 # %%
@@ -236,33 +254,66 @@ axes[0].set_ylabel("points")
 axes[1].set_ylabel("fraction unmatched")
 fig.suptitle(f"{mid_model}, {source} vs {t0}")
 fig.tight_layout()
-plt.show()
+viz.figure("matched-evaluation-fig4")
 
 # %% [markdown]
+# ```{glue:figure} matched-evaluation-fig4
+# :name: fig-matched-evaluation-fig4
+#
 # **Sensitivity to ε** for the median model of the zoo. With a tiny ε many targets find no partner, and
 # the matched gap rests on few pairs; as ε grows almost every target is matched, the matched subsets
 # approach random subsets with the target's label distribution, and the matched gap climbs back towards
 # the plain accuracy gap. ε = 0.005 is a point on this curve, not a natural constant — a reason to report
 # the fraction unmatched beside every matched gap.
-#
+# ```
+
+# %% [markdown]
 # ## Exercises
 #
-# 1. What happens to the matched gap and the fraction unmatched as ε → 0 and as ε → 1, and why? Check your
-#    answer with `shifteval run matched-evaluation -p eps=0.0005` and `-p eps=0.5`.
-# 2. Algorithm 2 ignores the predicted label. Why does it leave fewer targets unmatched, and when could
-#    matching examples with *different* predicted labels mislead?
-# 3. Re-run the chapter on a world with noise-free replication (see the replication-world ablation, or
-#    `-p "world={annotators: 100}"`). Does the matched gap still differ from zero? What does that say
-#    about what matching removes?
+# ````{exercise}
+# :label: matched-evaluation-ex-eps
+# What happens to the matched gap and the fraction unmatched as ε → 0 and as ε → 1, and why? Check your
+# answer with `shifteval run matched-evaluation -p eps=0.0005` and `-p eps=0.5`.
+# ````
 #
-# ```{admonition} Solution to 1
+# ````{solution} matched-evaluation-ex-eps
 # :class: dropdown
 # As ε → 0 a target needs a source example with *exactly* its predicted probability (and label), so
 # almost every target is unmatched and the matched accuracies rest on a handful of pairs (high
 # variance). As ε → 1 every target matches any unused source example (of its label), so the matched
 # source subset becomes a random sample and the matched gap tends to the accuracy gap restricted to the
 # target's predicted-label mix.
-# ```
+# ````
+#
+# ````{exercise}
+# :label: matched-evaluation-ex-algorithm2
+# Algorithm 2 ignores the predicted label. Why does it leave fewer targets unmatched, and when could
+# matching examples with *different* predicted labels mislead?
+# ````
+#
+# ````{solution} matched-evaluation-ex-algorithm2
+# :class: dropdown
+# Without the label condition every target can use any source example in its probability window, so the
+# candidate pool is about K times larger and fewer targets go unmatched. But a confidence of 0.9 on a
+# "cat" and on a "truck" need not mean the same chance of being right: class-conditional calibration differs.
+# When the two sets mix classes differently, Algorithm 2 can pair an easy class in one set with a hard class in
+# the other, and the matched gap then measures the class mix, not the model.
+# ````
+#
+# ````{exercise}
+# :label: matched-evaluation-ex-noise-free
+# Re-run the chapter on a world with less annotation noise (`-p "world={annotators: 100}"`). Does the
+# matched gap still differ from zero? What does that say about what matching removes?
+# ````
+#
+# ````{solution} matched-evaluation-ex-noise-free
+# :class: dropdown
+# With a hundred annotators MatchedFrequency's raw accuracy gap shrinks (the selection bias is smaller),
+# and the matched gap stays close to zero. Matching on the model's own confidence removes the part of the gap
+# explained by *which* examples each set contains (their difficulty for that model); what is left would be a
+# change in the model's behaviour at equal confidence — which a replication of the same distribution should
+# not produce.
+# ````
 
 # %%
 record = results.record(

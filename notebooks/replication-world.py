@@ -4,6 +4,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -37,6 +39,8 @@
 # Parameters: `world` overrides any field of `shifteval.datasets.world.WorldConfig` (sizes, annotators,
 # difficulty distributions, …), `zoo_size` picks the model zoo (`default` or `smoke`), and
 # `ablation_annotators` sets the annotators of the ablation's replication round (`None`: noise-free).
+#
+# Terms used here are explained in the glossary: {term}`selection frequency`, {term}`statistic matching`, {term}`MatchedFrequency`, {term}`Threshold0.7`, {term}`TopImages`, {term}`accuracy drop`.
 
 # %% tags=["parameters"]
 world = {}
@@ -83,13 +87,18 @@ levels = np.linspace(0, 1, 9)
 picks = [int(rng.choice(np.flatnonzero(base_labels == c))) for c in range(10)]
 grid = np.stack([worlds.render(np.repeat(bases[[b]], len(levels), axis=0), levels, rng) for b in picks])
 fig = viz.image_grid(grid, row_labels=[str(c) for c in range(10)], col_labels=[f"d={v:.2f}" for v in levels])
-plt.show()
+viz.figure("replication-world-fig1")
 
 # %% [markdown]
+# ```{glue:figure} replication-world-fig1
+# :name: fig-replication-world-fig1
+#
 # **Example grid.** One base digit per row (its class on the left), rendered at nine difficulty levels
 # from $d = 0$ (left) to $d = 1$ (right). The same difficulty produces different nuisances on each draw;
 # difficulty sets their strength, not their exact form.
-#
+# ```
+
+# %% [markdown]
 # ## Two candidate pools, two annotation rounds
 #
 # The original pool draws difficulties from Beta(2, 3) by default, the replication pool from
@@ -108,13 +117,18 @@ for s in worlds.STRATEGIES:
 ax.set_xlabel("difficulty d")
 ax.set_ylabel("density")
 ax.legend(fontsize="x-small", ncol=2)
-plt.show()
+viz.figure("replication-world-fig2")
 
 # %% [markdown]
+# ```{glue:figure} replication-world-fig2
+# :name: fig-replication-world-fig2
+#
 # **Difficulty of each set.** Filled: the two candidate pools. Solid line: the v1 test set after the
 # majority filter, which removed most of the hardest originals. Dashed: the three replicated sets. Only
 # the world knows these difficulties; the replication sees nothing but annotator votes.
-#
+# ```
+
+# %% [markdown]
 # ## Observed and true selection frequencies
 #
 # Recht et al. matched the *observed* selection frequencies of v1. {cite:t}`engstrom2020bias` pointed out
@@ -133,16 +147,20 @@ for ax, s in zip(axes[1:], worlds.STRATEGIES):
     idx = w.split_index(s)
     viz.frequency_histograms(ax, w.replication.pool_freq[pool_pos[idx].to_numpy()], s_true[idx], title=s)
 fig.tight_layout()
-plt.show()
+viz.figure("replication-world-fig3")
 pd.DataFrame(freq).T.rename(columns={"observed": "mean observed ŝ", "true": "mean true s"}).round(3)
 
 # %% [markdown]
+# ```{glue:figure} replication-world-fig3
+# :name: fig-replication-world-fig3
+#
 # **Selection frequencies.** Bars: observed frequencies $\hat s$ from the replication's annotation round
 # (10 annotators, so $\hat s$ takes the values 0, 0.1, …, 1). Red line: the true frequencies $s$. The
 # table gives the means. MatchedFrequency reproduces v1's *observed* histogram almost exactly, yet its
 # *true* frequencies are clearly lower — the bias Engstrom et al. identified, visible here because the
 # world knows $s$. Threshold0.7 and TopImages select on high $\hat s$ and end up with higher observed
 # frequencies than v1, as in Recht et al.'s Table 2.
+# ```
 
 # %% tags=["remove-stderr"]
 z = zoo.build_zoo(w, zoo.default_zoo(zoo_size))
@@ -164,7 +182,7 @@ for s in worlds.STRATEGIES:
 # %%
 fig, ax = plt.subplots(figsize=(6.2, 6))
 viz.accuracy_change_panel(ax, acc, worlds.STRATEGIES)
-plt.show()
+viz.figure("replication-world-fig4")
 summary_table = pd.DataFrame(
     {s: {"mean change (points)": 100 * c["mean_change"], "models dropping": f"{c['fraction_dropping']:.0%}",
          "mean observed ŝ": freq[s]["observed"], "mean true s": freq[s]["true"]}
@@ -173,13 +191,18 @@ summary_table = pd.DataFrame(
 summary_table
 
 # %% [markdown]
+# ```{glue:figure} replication-world-fig4
+# :name: fig-replication-world-fig4
+#
 # **The accuracy drop.** Each point is a model: accuracy on v1 (x) and on a replicated set (y); the
 # dashed line is "no change". The table is this world's version of Recht et al.'s Table 2: the mean
 # change is most negative on MatchedFrequency, small on Threshold0.7 and positive on TopImages — the
 # paper's ordering (−11.8, −3.2, +2.1 points on ImageNet top-1) — although every set's observed
 # selection frequency is at least v1's. Nothing about the models changed between v1 and the replicated
 # sets; the drop is entirely a property of which images were selected.
-#
+# ```
+
+# %% [markdown]
 # ## Ablation: the same replication with noise-free frequencies
 #
 # If the drop on MatchedFrequency comes from matching *noisy* frequencies, matching the *true* ones
@@ -205,7 +228,7 @@ ax.axhline(0, color="0.3", lw=1)
 ax.set_xticks(x, labels)
 ax.set_ylabel("mean accuracy change vs v1 (points)")
 ax.legend(fontsize="small")
-plt.show()
+viz.figure("replication-world-fig5")
 display(Markdown(
     f"MatchedFrequency's mean drop: **{100 * drop_noisy:.1f} points** with noisy frequencies, "
     f"**{100 * drop_noise_free:.1f} points** with "
@@ -218,12 +241,17 @@ display(Markdown(
 ))
 
 # %% [markdown]
+# ```{glue:figure} replication-world-fig5
+# :name: fig-replication-world-fig5
+#
 # **Ablation.** Mean accuracy change per strategy for the replication as built (left bars) and for the
 # same replication with noise-free selection frequencies (right bars). Most of MatchedFrequency's drop was
 # caused by noisy statistic matching. What remains comes from the coarse five-bin histogram: within a bin,
 # the harder pool still contributes lower frequencies than v1. Threshold0.7 and TopImages, freed from the
 # noise, now select genuinely easy images and gain more.
-#
+# ```
+
+# %% [markdown]
 # ## Summary
 #
 # - Matching *observed* selection frequencies left MatchedFrequency's observed mean within a hair of v1's
@@ -233,6 +261,52 @@ display(Markdown(
 # - Noise-free frequencies remove most of the MatchedFrequency drop.
 #
 # The numbers are recorded in `replication-world.results.json`.
+
+# %% [markdown]
+# ## Exercises
+#
+# ````{exercise}
+# :label: replication-world-ex-annotators
+# Re-run the chapter with more annotators per image (`-p "world={annotators: 40}"`). How does the gap
+# between observed and true selection frequency of MatchedFrequency change, and why?
+# ````
+#
+# ````{solution} replication-world-ex-annotators
+# :class: dropdown
+# With *n* annotators the observed frequency of an image is a binomial proportion with standard deviation
+# √(s(1 − s)/n). Forty annotators shrink the noise by half compared with ten, so matching on observed
+# frequencies matches the true ones more closely: the true-frequency gap of MatchedFrequency shrinks, and so
+# does its accuracy drop. The bias vanishes only as *n* → ∞, which the noise-free ablation simulates.
+# ````
+#
+# ````{exercise}
+# :label: replication-world-ex-threshold
+# Why does Threshold0.7 drop so much less than MatchedFrequency, and TopImages even gain, although all three
+# are sampled from the same candidate pool?
+# ````
+#
+# ````{solution} replication-world-ex-threshold
+# :class: dropdown
+# MatchedFrequency copies v1's *distribution* of observed frequencies, including its low-frequency (hard)
+# images; because the pool is harder and the frequencies are noisy, the copied images are harder still.
+# Threshold0.7 only keeps images with an observed frequency of at least 0.7, which cuts off most of the hard
+# tail; TopImages keeps the highest frequencies of every class, i.e. the easiest images of the pool, which
+# are easier than v1's average image.
+# ````
+#
+# ````{exercise}
+# :label: replication-world-ex-difficulty
+# Make the replication pool as easy as the original candidates (`-p "world={replication_difficulty: [2.0, 3.0]}"`).
+# Which of the three strategies still drops, and what does that isolate?
+# ````
+#
+# ````{solution} replication-world-ex-difficulty
+# :class: dropdown
+# With equal difficulty distributions the remaining MatchedFrequency drop comes only from noisy statistic
+# matching (v1 was selected by a filter on an *earlier* noisy round, so its images have true frequencies that
+# regress downward less than the pool's at the same observed value). The drop shrinks but does not vanish;
+# Threshold0.7 and TopImages now gain. The run isolates Engstrom et al.'s bias from a genuinely harder pool.
+# ````
 
 # %%
 summary = results.record(

@@ -4,6 +4,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -27,6 +29,8 @@
 # The paper never knew the true $s$. The replication world does, so this chapter can put each estimator
 # against the truth. As in §3 of the paper, v1 and MatchedFrequency images get a fresh, independent round of
 # `reannotators` annotators; all estimators use those votes.
+#
+# Terms used here are explained in the glossary: {term}`selection frequency`, {term}`statistic matching`, {term}`MatchedFrequency`.
 
 # %% tags=["parameters"]
 world = {}
@@ -82,15 +86,20 @@ for ax in axes:
     ax.set_ylabel("density")
     ax.legend(fontsize="x-small")
 fig.tight_layout()
-plt.show()
+viz.figure("selection-bias-fig1")
 l1 = selection.toy_l1_distance(sim, toy_alpha, toy_beta, 10)
 display(Markdown(f"L1 distance between the simulated histogram and Eq. (1): **{l1:.4f}**."))
 
 # %% [markdown]
+# ```{glue:figure} selection-bias-fig1
+# :name: fig-selection-bias-fig1
+#
 # **Figure 3 analog.** Left: the closed form (line) against a Monte-Carlo run of the rejection sampler
 # (bars), with the two Beta distributions it mixes. Right: the v2 density for more and more annotators,
 # approaching $p_1$ slowly — with 10 annotators v2 is still visibly shifted towards lower frequencies.
-#
+# ```
+
+# %% [markdown]
 # ## The world's v1 and MatchedFrequency, re-annotated
 
 # %% tags=["remove-stderr"]
@@ -115,13 +124,18 @@ ax.hist(c2 / reannotators, bins=bins, density=True, alpha=0.5, label=f"MatchedFr
 ax.set_xlabel(f"observed selection frequency ({reannotators} fresh annotators)")
 ax.set_ylabel("density")
 ax.legend(fontsize="small")
-plt.show()
+viz.figure("selection-bias-fig2")
 
 # %% [markdown]
+# ```{glue:figure} selection-bias-fig2
+# :name: fig-selection-bias-fig2
+#
 # **Figure 4 analog.** Histograms of the fresh observed frequencies of v1 and of MatchedFrequency. With
 # independent annotators the matched set's frequencies are visibly lower — the paper's finding on
 # ImageNet (Figure 4), where v2 was matched on one round of votes and re-measured with another.
-#
+# ```
+
+# %% [markdown]
 # ### In-sample against held-out frequencies (App. D.2, Table 1)
 
 # %%
@@ -177,15 +191,20 @@ axes[2].set_xlabel("1 / annotators per image")
 axes[2].set_ylabel("points")
 axes[2].legend(fontsize="x-small")
 fig.tight_layout()
-plt.show()
+viz.figure("selection-bias-fig3")
 
 # %% [markdown]
+# ```{glue:figure} selection-bias-fig3
+# :name: fig-selection-bias-fig3
+#
 # **Figure 5 analog.** Left: v2's observed frequencies with more and more annotators approach the true
 # distribution (shaded). Middle: the best model's accuracy conditioned on the observed frequency is flatter
 # than conditioned on the true one — noise blurs the relationship. Right: the naive estimator's error
 # (mean over models, against the world's ground truth) shrinks roughly linearly in $1/m$, the behaviour
 # that motivates the jackknife (App. E, Figure 12).
-#
+# ```
+
+# %% [markdown]
 # ## Jackknife and parametric estimators (§5.2-5.3, Figures 6 and 7)
 #
 # The **jackknife** leaves out one annotator at a time: with $\hat\theta_n$ the estimate and
@@ -225,16 +244,20 @@ for ax, col, (low, high), title in (
     ax.set_title(title)
     ax.legend(fontsize="x-small", loc="upper left")
 fig.tight_layout()
-plt.show()
+viz.figure("selection-bias-fig4")
 fits = {name: linfit.fit_linear(acc_v1, np.clip(values, 0, 1), n_boot=10_000, seed=seed)
         for name, values in (("unadjusted", acc_v2), ("jackknife", jack.corrected), ("parametric", param), ("ground truth", truth))}
 pd.DataFrame({k: {"slope": f.slope, "slope CI low": f.slope_ci[0], "slope CI high": f.slope_ci[1]} for k, f in fits.items()}).T.round(3)
 
 # %% [markdown]
+# ```{glue:figure} selection-bias-fig4
+# :name: fig-selection-bias-fig4
+#
 # **Figure 6 analog.** v1 accuracy against v2 accuracy for every model of the zoo: observed (grey),
 # adjusted by each estimator (blue, with intervals) and the world's ground truth (red crosses). The table
 # gives the slopes of linear fits through each version; Engstrom et al. report 1.13 unadjusted and 1.01
 # after adjustment on ImageNet.
+# ```
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(12, 4))
@@ -247,14 +270,19 @@ for ax, (name, counts, s_true, mix) in zip(axes, (("v1", c1, s1, fitted["p1"]), 
     ax.set_xlabel("selection frequency")
     ax.legend(fontsize="x-small", loc="upper left")
 fig.tight_layout()
-plt.show()
+viz.figure("selection-bias-fig5")
 
 # %% [markdown]
+# ```{glue:figure} selection-bias-fig5
+# :name: fig-selection-bias-fig5
+#
 # **Figure 7 analog.** The fitted beta mixtures (blue) for the true frequencies, the observed-frequency
 # distribution they imply (dots) against the observed histogram (bars), and — which the paper could not
 # show — the world's true frequencies (black). The mixtures put more mass at high frequencies than the
 # observed histograms, as in the paper.
-#
+# ```
+
+# %% [markdown]
 # ## Each estimator against the truth
 
 # %%
@@ -285,20 +313,48 @@ display(Markdown(
 #
 # ## Exercises
 #
-# 1. Re-run with `-p reannotators=10`. Which estimator suffers most, and why does the jackknife's
-#    correction grow?
-# 2. In the toy model, how many annotators are needed before v2's mean true frequency is within 0.01 of
-#    v1's? Derive it from Eq. (1) and check with `toy_v2_density`.
-# 3. The replication-world chapter's ablation used noise-free frequencies. Which of this chapter's
-#    estimators would then agree with the ground truth, and which would not change at all?
+# ````{exercise}
+# :label: selection-bias-ex-reannotators
+# Re-run with `-p reannotators=10`. Which estimator suffers most, and why does the jackknife's correction
+# grow?
+# ````
 #
-# ```{admonition} Solution to 2
+# ````{solution} selection-bias-ex-reannotators
+# :class: dropdown
+# With ten votes per image the observed frequencies are much noisier, so the naive estimator (which treats
+# observed frequencies as true) is biased more, and its bias is of order 1/n. The jackknife removes the 1/n
+# term by recomputing the estimate with one vote left out; with small *n* that term is large, so the correction
+# grows, and its variance grows too. The beta-binomial mixture models the noise explicitly and degrades least,
+# as long as its mixture fits the frequency distribution.
+# ````
+#
+# ````{exercise}
+# :label: selection-bias-ex-toy
+# In the toy model, how many annotators are needed before v2's mean true frequency is within 0.01 of v1's?
+# Derive it from Eq. (1) and check with `toy_v2_density`.
+# ````
+#
+# ````{solution} selection-bias-ex-toy
 # :class: dropdown
 # The mean of Eq. (1) is $\frac{n}{n+\alpha+\beta}\frac{\alpha+1}{\alpha+\beta+1} +
 # \frac{\alpha+\beta}{n+\alpha+\beta}\frac{\alpha}{\alpha+\beta}$; v1's mean is $\frac{\alpha+1}{\alpha+\beta+1}$.
 # Their difference is $\frac{\alpha+\beta}{n+\alpha+\beta}\cdot\frac{\beta}{(\alpha+\beta)(\alpha+\beta+1)}$, so
 # with α = 2, β = 3 it falls below 0.01 once $n + 5 > 50$, i.e. $n \ge 46$ annotators.
-# ```
+# ````
+#
+# ````{exercise}
+# :label: selection-bias-ex-noise-free
+# The replication-world chapter's ablation used noise-free frequencies. Which of this chapter's estimators
+# would then agree with the ground truth, and which would not change at all?
+# ````
+#
+# ````{solution} selection-bias-ex-noise-free
+# :class: dropdown
+# With noise-free frequencies the observed frequency *is* the true one, so the naive estimator becomes exact
+# and the jackknife's correction (which estimates the effect of vote noise) goes to zero: both agree with the
+# ground truth up to sampling error. The ground truth itself does not change, because it only depends on true
+# frequencies; the accuracies observed on v2 change because a different set is sampled.
+# ````
 
 # %%
 record = results.record(

@@ -1,6 +1,8 @@
 """Smoke execution of every chapter, the linear-fits numbers, and a warning-free book build."""
 
 import json
+import re
+import shutil
 
 import pytest
 from conftest import shifteval
@@ -155,3 +157,158 @@ def test_selection_bias_smoke_results(built_book):
     # every estimator starts from the observed v2 accuracy and moves towards the truth
     assert res["mean_abs_error"]["naive"] < res["mean_abs_error"]["observed"]
     assert res["toy_model"]["l1_distance"] < 0.05  # 10^5 samples at smoke size
+
+
+def test_mlm_smoke_results(built_book):
+    import numpy as np
+
+    project, _ = built_book
+    res = json.loads((project / "book" / "chapters" / "mlm.results.json").read_text())
+    assert res["levels"] == list(range(1, 11)) and len(res["perturbations"]) == 12
+    assert len(res["accuracy_by_level"]) == 10 and all(0 <= a <= 1 for a in res["accuracy_by_level"])
+    assert all(len(v) == 10 for v in res["accuracy"].values())
+    # the mean over perturbations equals accuracy_by_level
+    assert np.allclose(np.mean(list(res["accuracy"].values()), axis=0), res["accuracy_by_level"])
+    # stronger perturbation, lower accuracy: level 10 well below level 1 even for the smoke model
+    assert res["accuracy_by_level"][-1] < res["accuracy_by_level"][0] - 0.1
+    for key in ("mlm_clean", "mlm_mean"):
+        m = np.array(res[key])
+        assert m.shape == (10, 10) and np.allclose(m.sum(1), 1) and np.allclose(np.diag(m), 0) and (m >= 0).all()
+    assert np.array(res["mlm_std"]).shape == (10, 10)
+    assert set(res["rank_correlation"]) == {"MLM (clean) vs observed", "MLM at the level vs observed",
+                                            "clean confusion rates vs observed"}
+    assert res["n_parameters"] == 71_754  # the paper's CNN on 16×16 inputs
+
+
+def test_mlm_runs_on_mnist_idx_files(tmp_path):
+    """real.yaml's path: MNIST from its four official idx files (tiny ones synthesized here)."""
+    import gzip
+
+    import numpy as np
+    from conftest import copy_project
+
+    from shifteval.datasets.real import encode_idx
+    from shifteval.datasets.world import base_digits
+
+    digits, labels = base_digits(28)
+    images = np.round(digits * 255).astype(np.uint8)
+    data = tmp_path / "mnist"
+    data.mkdir()
+    for prefix, sl in (("train", slice(0, 1200)), ("t10k", slice(1200, 1500))):
+        (data / f"{prefix}-images-idx3-ubyte.gz").write_bytes(gzip.compress(encode_idx(images[sl])))
+        (data / f"{prefix}-labels-idx1-ubyte").write_bytes(encode_idx(labels[sl].astype(np.uint8)))
+    project = copy_project(tmp_path / "project")
+    out = shifteval("run", "mlm", "--params", "real", "-p", f"data_dir={data}", "-p", "epochs=3",
+                    "-p", "perturbations=[fog, pixelation]", "-p", "figure_perturbation=fog", cwd=project, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    res = json.loads((project / "book" / "chapters" / "mlm.results.json").read_text())
+    assert res["n_train"] == 1200 and res["n_test"] == 300 and res["n_parameters"] == 206_922
+    assert res["perturbations"] == ["fog", "pixelation"] and len(res["accuracy_by_level"]) == 10
+
+
+def test_mlm_names_a_wrong_idx_file(tmp_path):
+    from conftest import copy_project
+
+    data = tmp_path / "mnist"
+    data.mkdir()
+    (data / "train-images-idx3-ubyte").write_bytes(b"\x00\x00\x08\x01" + b"\x00" * 8)
+    project = copy_project(tmp_path / "project")
+    out = shifteval("run", "mlm", "--params", "real", "-p", f"data_dir={data}", cwd=project)
+    assert out.returncode == 1
+    assert "train-images-idx3-ubyte" in out.stderr and "bad magic number" in out.stderr
+
+
+def test_ood_autoeval_smoke_results(built_book):
+    project, _ = built_book
+    res = json.loads((project / "book" / "chapters" / "ood-autoeval.results.json").read_text())
+    rmse = res["rmse_at_10pct_ood"]
+    assert {"autoeval", "autoeval_energy_ood", "rotation", "atc", "doc", "softmax_0.8", "softmax_0.9",
+            "average_confidence"} <= set(rmse)
+    assert all(0 <= v <= 100 for v in rmse.values())
+    assert len(res["table1"]) == 3 * 3 + 1 and len(res["table2"]) == 3 * 3 + 1  # ID × OOD pairs + all sets
+    sweep = res["threshold_sweep"]
+    kept = [row["ood_kept"] for row in sweep]
+    excluded = [row["id_excluded"] for row in sweep]
+    # a higher threshold keeps more OOD images and excludes fewer ID images
+    assert kept == sorted(kept) and excluded == sorted(excluded, reverse=True)
+    assert set(res["unseen_transforms"]) == {"v1-A (cutout)", "v1-B (shear + contrast)"}
+
+
+# --- the built book in a real browser --------------------------------------------------------------
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _browse(html_root, shots, edition):
+    """Open every page of a built book in headless Chromium with networking off; report per page."""
+    from playwright.sync_api import sync_playwright
+
+    pages = sorted(p for p in html_root.rglob("*.html") if "_static" not in p.parts and "_sources" not in p.parts)
+    shots.mkdir(parents=True, exist_ok=True)
+    report = {}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--host-resolver-rules=MAP * ~NOTFOUND"])
+        context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
+        context.route(re.compile(r"^https?://"), lambda route: route.abort())  # nothing leaves the machine
+        for path in pages:
+            page = context.new_page()
+            errors, remote = [], []
+            page.on("console", lambda msg, errors=errors: errors.append(msg.text) if msg.type == "error" else None)
+            page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
+            page.on("request", lambda req, remote=remote: remote.append(req.url) if req.url.startswith("http") else None)
+            page.goto(path.as_uri(), wait_until="load")
+            has_math = page.evaluate("document.querySelectorAll('.math').length") > 0
+            if has_math:
+                page.wait_for_function("window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0 && "
+                                       "MathJax.Hub.queue.running === 0", timeout=60_000)
+            report[path.relative_to(html_root).as_posix()] = {
+                "errors": errors,
+                "remote_requests": remote,
+                "broken_images": page.evaluate(
+                    "Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"),
+                "images": page.evaluate("document.images.length"),
+                "math": has_math,
+                "math_rendered": page.evaluate("document.querySelectorAll('.MathJax, .MathJax_Display, .MathJax_SVG').length"),
+                "math_errors": page.evaluate("document.querySelectorAll('.MathJax_Error, merror').length"),
+                "exercises": page.evaluate("document.querySelectorAll('.exercise').length"),
+                "solutions": page.evaluate("document.querySelectorAll('.solution').length"),
+                "text": page.evaluate("document.body.innerText"),
+            }
+            name = path.relative_to(html_root).as_posix().replace("/", "__").removesuffix(".html")
+            page.screenshot(path=str(shots / f"{name}.png"), full_page=False)
+            page.close()
+        browser.close()
+    return report
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (.ci/run installs Debian's chromium)")
+def test_book_in_a_browser_full_and_student_editions(built_book):
+    from conftest import ROOT
+
+    project, _ = built_book
+    out = shifteval("build", "--params", "smoke", "--edition", "student", cwd=project, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    student_root = project / "_build" / "student" / "html"
+    assert (student_root / "index.html").is_file()
+    reports = {}
+    for edition, html_root in (("full", project / "_build" / "html"), ("student", student_root)):
+        reports[edition] = _browse(html_root, ROOT / "_build" / "screenshots" / edition, edition)
+    for edition, report in reports.items():
+        for page, r in report.items():
+            where = f"{edition}: {page}"
+            assert not r["errors"], (where, r["errors"])
+            assert not r["remote_requests"], (where, r["remote_requests"])
+            assert not r["broken_images"], (where, r["broken_images"])
+            if r["math"]:
+                assert r["math_rendered"] > 0 and r["math_errors"] == 0, where
+        for name in CHAPTERS:
+            r = report[f"book/chapters/{name}.html"]
+            assert r["exercises"] >= 3, (edition, name)
+            assert r["images"] >= 1, (edition, name)
+            assert "Provenance of this page" in r["text"], (edition, name)
+    # solutions: in dropdowns in the full edition, absent from the student edition
+    for name in CHAPTERS:
+        full, student = reports["full"][f"book/chapters/{name}.html"], reports["student"][f"book/chapters/{name}.html"]
+        assert full["solutions"] >= 3 and student["solutions"] == 0, name
+        assert "Solution to Exercise" in full["text"] and "Solution to Exercise" not in student["text"], name
+    assert reports["full"]["book/intro.html"]["math"] is False or reports["full"]["book/intro.html"]["math_rendered"] > 0

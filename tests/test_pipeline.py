@@ -60,7 +60,7 @@ def test_list_shows_chapters_in_toc_order_with_parameter_sets(project):
     out = shifteval("list", cwd=project)
     assert out.returncode == 0, out.stderr
     names = [line.split()[0] for line in out.stdout.strip().splitlines()]
-    assert names == ["replication-world", "linear-fits", "tiny", "selection-bias", "matched-evaluation"]
+    assert names == ["replication-world", "linear-fits", "tiny", "selection-bias", "matched-evaluation", "ood-autoeval", "mlm"]
     assert "default, real, smoke" in out.stdout.splitlines()[0]
 
 
@@ -84,7 +84,7 @@ def test_unknown_parameter_is_refused_before_anything_runs(project):
 
 def test_unknown_chapter_and_parameter_set(project):
     out = shifteval("run", "linear-fit", cwd=project)
-    assert out.returncode != 0 and "unknown chapter 'linear-fit'; chapters: replication-world, linear-fits, selection-bias, matched-evaluation" in out.stderr
+    assert out.returncode != 0 and "unknown chapter 'linear-fit'; chapters: replication-world, linear-fits, selection-bias, matched-evaluation, ood-autoeval, mlm" in out.stderr
     out = shifteval("run", "linear-fits", "--params", "huge", cwd=project)
     assert out.returncode != 0 and "no parameter set 'huge'; available: default, real, smoke" in out.stderr
 

@@ -30,6 +30,8 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--params", default="default", help="parameter set for every chapter (default: default)")
     build.add_argument("--force", action="store_true", help="re-execute every chapter")
     build.add_argument("--only", nargs="+", metavar="CHAPTER", help="execute only these chapters")
+    build.add_argument("--edition", choices=pipeline.EDITIONS, default="full",
+                       help="full (default) or student: without solutions, into _build/student/html")
 
     predict = sub.add_parser("predict", help="predictions of timm models on real datasets, into a prediction store")
     predict.add_argument("--models", nargs="+", required=True, metavar="NAME", help="timm model names")
@@ -69,7 +71,7 @@ def main(argv=None) -> int:
             )
             print(result.notebook)
         elif args.command == "build":
-            print(pipeline.build(args.params, force=args.force, only=args.only))
+            print(pipeline.build(args.params, force=args.force, only=args.only, edition=args.edition))
         elif args.command == "predict":
             from . import predict
 

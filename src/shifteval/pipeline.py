@@ -401,6 +401,8 @@ def run_chapter(
         "packages": package_versions(),
     }
     executed.metadata["shifteval"] = provenance
+    executed.cells.insert(_after_title(executed), nbformat.v4.new_markdown_cell(
+        provenance_box(chapter, param_set.name, overrides or {}, provenance)))
     results = json.loads(running_results.read_text(encoding="utf-8"))
     results["provenance"] = {k: v for k, v in provenance.items() if k != "packages"}
     # Results first, notebook last: the notebook's key is what marks the pair complete.
@@ -410,6 +412,32 @@ def run_chapter(
     running_results.unlink(missing_ok=True)
     _log(f"[{name}] done in {duration:.1f} s -> {notebook_path}")
     return RunResult(name, "executed", notebook_path, results_path, duration)
+
+
+def _after_title(nb) -> int:
+    """Index just after the first markdown cell (the chapter's title and introduction)."""
+    return next((i + 1 for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), 0)
+
+
+def provenance_box(chapter: Chapter, param_set: str, overrides: dict, provenance: dict) -> str:
+    """The provenance admonition shown at the top of every executed chapter (MyST markdown)."""
+    source_hash = hashlib.sha256(chapter.source.read_bytes()).hexdigest()[:12]
+    command = f"shifteval run {chapter.name} --params {param_set}"
+    command += "".join(f" -p '{k}={json.dumps(v)}'" for k, v in overrides.items())
+    commit = provenance.get("git_commit") or "not a git checkout"
+    return "\n".join([
+        ":::{admonition} Provenance of this page",
+        ":class: note",
+        f"- **Parameter set:** `{param_set}`" + (f", with {len(overrides)} override(s)" if overrides else ""),
+        f"- **Library:** shifteval {provenance['library_version']} (library hash `{library_hash()[:12]}`, "
+        f"commit `{commit[:12]}`)",
+        f"- **Chapter source:** `notebooks/{chapter.source.name}`, SHA-256 `{source_hash}`",
+        f"- **Executed in:** {provenance['duration_s']} s",
+        f"- **Re-run it:** `{command}`",
+        f"- **Download:** {{download}}`the executed notebook <{chapter.name}.ipynb>` · "
+        f"{{download}}`its jupytext source <../../notebooks/{chapter.source.name}>`",
+        ":::",
+    ])  # fmt: skip
 
 
 def jupyter_book_command() -> list[str]:
@@ -423,14 +451,21 @@ def jupyter_book_command() -> list[str]:
     return [found]
 
 
+EDITIONS = ("full", "student")
+
+
 def build(
     params: str = "default",
     force: bool = False,
     only=None,
     root=None,
     progress: bool = True,
+    edition: str = "full",
 ) -> Path:
     """Run every chapter (or ``only`` these) and build the HTML book into ``_build/html``.
+
+    ``edition="student"`` builds the same book without the exercises' solutions (sphinx-exercise's
+    ``hide_solutions``) into ``_build/student/html``.
 
     Chapters run in ``_toc.yml`` order; the first failure stops the build before
     ``jupyter-book`` runs, so a failed chapter is never published. The book is built with
@@ -442,6 +477,8 @@ def build(
         The book's ``index.html``.
     """
     root = find_root(root)
+    if edition not in EDITIONS:
+        raise PipelineError(f"unknown edition {edition!r}; editions: {', '.join(EDITIONS)}")
     names = [c.name for c in chapters(root)]
     selected = list(only) if only else names
     unknown = [n for n in selected if n not in names]
@@ -455,15 +492,30 @@ def build(
     for name in names:
         if name in selected:
             run_chapter(name, params, force=force, root=root, progress=progress)
+    out = root / "_build" if edition == "full" else root / "_build" / "student" / "work"
     cmd = [*jupyter_book_command(), "build", str(root), "-W", "-n", "--keep-going"]
+    if edition == "student":
+        config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+        config.setdefault("sphinx", {}).setdefault("config", {})["hide_solutions"] = True
+        config["title"] = f"{config.get('title', '')} (student edition)"
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(out / "_config.json", config)  # YAML is a superset of JSON
+        cmd += ["--config", str(out / "_config.json"), "--path-output", str(out)]
     _log("[book] " + " ".join(cmd[1:]))
     proc = subprocess.run(cmd, cwd=root)
     if proc.returncode != 0:
         # Sphinx builds incrementally: left in place, a failed build's environment would let the next
         # build "succeed" without re-reading the pages that warned. Remove it, and the untrusted HTML.
         for stale in ("html", ".doctrees"):
-            shutil.rmtree(root / "_build" / stale, ignore_errors=True)
+            shutil.rmtree(out / "_build" / stale if edition == "student" else out / stale, ignore_errors=True)
         raise PipelineError(f"jupyter-book build failed (exit {proc.returncode}); see the warnings above")
+    if edition == "student":
+        final = root / "_build" / "student" / "html"
+        shutil.rmtree(final, ignore_errors=True)
+        os.replace(out / "_build" / "html", final)
+        index = final / "index.html"
+        _log(f"[book] ready: {index}")
+        return index
     index = root / "_build" / "html" / "index.html"
     _log(f"[book] ready: {index}")
     return index

@@ -220,3 +220,35 @@ def reliability_diagram(ax, confidence, correct, label: str, bins: int = 10, col
     ax.set_xlabel("predicted probability p̂")
     ax.set_ylabel("accuracy")
     return ax
+
+
+def figure(name: str, fig=None) -> None:
+    """Hand a figure to the book as a numbered, captioned figure (myst-nb ``glue``).
+
+    The figure is stored in the cell's output under ``name`` (hidden there) and closed; a following
+    markdown cell places it with ``{glue:figure} name`` and its caption, which Sphinx numbers and makes
+    cross-referenceable (``{numref}`fig-<name>```). Without myst-nb the figure is simply shown.
+    """
+    fig = fig or plt.gcf()
+    try:
+        from myst_nb import glue
+    except ImportError:  # pragma: no cover - myst-nb comes with jupyter-book
+        plt.show()
+        return
+    glue(name, fig, display=False)
+    plt.close(fig)
+
+
+def class_matrices(panels, size: float = 6.0):
+    """Side-by-side annotated K×K heatmaps (confusion matrices, MLMs); returns the figure.
+
+    ``panels`` is a list of ``(matrix, title, fmt, cmap, xlabel)``; rows are always the true class.
+    """
+    import seaborn as sns
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(size * len(panels), size - 1), squeeze=False)
+    for ax, (matrix, title, fmt, cmap, xlabel) in zip(axes[0], panels):
+        sns.heatmap(matrix, annot=True, fmt=fmt, cmap=cmap, cbar=False, ax=ax, annot_kws={"size": 7})
+        ax.set(title=title, xlabel=xlabel, ylabel="true")
+    fig.tight_layout()
+    return fig

@@ -211,34 +211,108 @@ def _torch_model(spec: ModelSpec):
     return timm.create_model(spec.kind, pretrained=False, in_chans=1, num_classes=10, **kwargs)
 
 
-def train_torch(spec: ModelSpec, x_train, y_train, seed: int, progress=None):
-    """Train a torch model on (N, H, W) images with Adam and a cosine schedule; returns the model."""
+def paper_cnn(side: int = 28, n_classes: int = 10):
+    """The CNN of the MLM paper (Sikar et al., §3.1), sized for ``side``×``side`` inputs in [0, 1].
+
+    conv 3×3 (16, padding 1) → ReLU → max-pool 2 → conv 3×3 (32, padding 1) → ReLU → max-pool 2 →
+    FC 128 → ReLU → FC 10 (logits; log-softmax is applied by the loss). Inputs are normalised to
+    mean 0.5, standard deviation 0.5 inside the model, as the paper's preprocessing did. For 28×28 this
+    has the paper's 206,922 parameters.
+    """
+    torch = _torch()
+    nn = torch.nn
+    if side < 4:
+        raise ValueError(f"paper_cnn needs images of at least 4×4 pixels, got side {side}")
+    flat = 32 * (side // 4) ** 2
+    return nn.Sequential(
+        _normalise(0.5, 0.5),
+        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(flat, 128), nn.ReLU(), nn.Linear(128, n_classes),
+    )  # fmt: skip
+
+
+def _normalise(mean: float, std: float):
+    torch = _torch()
+
+    class Normalise(torch.nn.Module):
+        def forward(self, x):
+            return (x - mean) / std
+
+    return Normalise()
+
+
+def fit_torch(model, x_train, y_train, *, epochs: int, batch_size: int, lr: float, seed: int,
+              optimizer: str = "adamw", weight_decay: float = 1e-4, lr_decay: float = 0.7,
+              loss=None, step_loss=None, progress=None):
+    """Train ``model`` on (N, H, W) images; the one training loop of the project.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+    x_train : ndarray, shape (N, H, W)
+    y_train : ndarray, shape (N,)
+    epochs, batch_size : int
+    lr : float
+        Peak (``adamw``: one-cycle schedule) or initial (``sgd``: multiplied by ``lr_decay`` after every
+        epoch) learning rate.
+    seed : int
+        Seed of initialisation-independent randomness: batch order and anything ``step_loss`` draws.
+    optimizer : {"adamw", "sgd"}
+        AdamW with a one-cycle schedule, or SGD (momentum 0.9) with per-epoch exponential decay.
+    loss : callable(logits, target), optional
+        Defaults to cross-entropy.
+    step_loss : callable(model, xb, yb, generator) -> loss, optional
+        Replaces ``loss(model(xb), yb)`` for multi-task training.
+    progress : tqdm-like, optional
+        Advanced once per epoch.
+    """
     torch = _torch()
     gen = torch.Generator().manual_seed(int(seed))
-    torch.manual_seed(int(seed))
-    model = _torch_model(spec)
-    p = spec.params
-    epochs, batch = int(p.get("epochs", 10)), int(p.get("batch_size", 128))
-    loss_fn = _loss_fn(p.get("loss", "ce"), p)
-    opt = torch.optim.AdamW(model.parameters(), lr=p.get("lr", 3e-3), weight_decay=p.get("weight_decay", 1e-4))
-    steps = epochs * int(np.ceil(len(x_train) / batch))
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=p.get("lr", 3e-3), total_steps=steps)
+    loss = loss or torch.nn.CrossEntropyLoss()
+    step_loss = step_loss or (lambda m, xb, yb, g: loss(m(xb), yb))
+    steps_per_epoch = int(np.ceil(len(x_train) / batch_size))
+    if optimizer == "adamw":
+        opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+        sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=epochs * steps_per_epoch)
+        per_step = True
+    elif optimizer == "sgd":
+        opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, weight_decay=weight_decay)
+        sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=lr_decay)
+        per_step = False
+    else:
+        raise ValueError(f"optimizer must be 'adamw' or 'sgd', got {optimizer!r}")
     x = torch.from_numpy(np.asarray(x_train, np.float32))[:, None]
     y = torch.from_numpy(np.asarray(y_train, np.int64))
     model.train()
     for _ in range(epochs):
         order = torch.randperm(len(x), generator=gen)
-        for i in range(0, len(x), batch):
-            idx = order[i : i + batch]
+        for i in range(0, len(x), batch_size):
+            idx = order[i : i + batch_size]
             opt.zero_grad()
-            loss = loss_fn(model(x[idx]), y[idx])
-            loss.backward()
+            step_loss(model, x[idx], y[idx], gen).backward()
             opt.step()
+            if per_step:
+                sched.step()
+        if not per_step:
             sched.step()
         if progress is not None:
             progress.update(1)
     model.eval()
     return model
+
+
+def train_torch(spec: ModelSpec, x_train, y_train, seed: int, progress=None):
+    """Train a zoo torch model on (N, H, W) images with AdamW and a one-cycle schedule; returns the model."""
+    torch = _torch()
+    torch.manual_seed(int(seed))
+    model = _torch_model(spec)
+    p = spec.params
+    return fit_torch(
+        model, x_train, y_train, epochs=int(p.get("epochs", 10)), batch_size=int(p.get("batch_size", 128)),
+        lr=p.get("lr", 3e-3), weight_decay=p.get("weight_decay", 1e-4), seed=seed,
+        loss=_loss_fn(p.get("loss", "ce"), p), progress=progress,
+    )  # fmt: skip
 
 
 def predict_torch(model, images, batch: int = 1024) -> np.ndarray:
