@@ -57,16 +57,22 @@ reported = published.reported()
 paper = reported["recht2019"]
 sizes = paper["test_set_sizes"]
 tables = {name: published.load_table(name) for name in published.list_tables()}
-pd.DataFrame(
+viz.table("linear-fits-sources", pd.DataFrame(
     {
         "models": [len(t) for t in tables.values()],
         "source": [published.provenance(n)["source"] for n in tables],
     },
     index=list(tables),
-)
+))
 
 # %% [markdown]
-# The table above lists what was transcribed: eight tables from {cite:t}`recht2019imagenet` (two for
+# ```{glue:figure} linear-fits-sources
+# :name: tbl-linear-fits-sources
+#
+# **The transcribed tables.** Number of models and where in each paper the table is printed.
+# ```
+#
+# {numref}`tbl-linear-fits-sources` lists what was transcribed: eight tables from {cite:t}`recht2019imagenet` (two for
 # CIFAR-10, six for ImageNet: top-1 and top-5 accuracy on each of the three new test sets) and one from
 # {cite:t}`engstrom2020bias`, who evaluated 136 more recent models on ImageNet and ImageNetV2.
 #
@@ -110,10 +116,17 @@ comparison = pd.DataFrame(
         ]
     ]
 ).set_index("fit")
-comparison
+viz.table("linear-fits-fits", comparison)
 
 # %% [markdown]
-# Both fits reproduce §3.3: on CIFAR-10 the new accuracy is about $1.69\,\alpha_\text{orig} - 72.7\%$,
+# ```{glue:figure} linear-fits-fits
+# :name: tbl-linear-fits-fits
+#
+# **The two headline fits (§3.3).** Slope and offset with their 95% bootstrap intervals, ours beside the
+# paper's, and the correlation coefficient r of the fit.
+# ```
+#
+# Both fits ({numref}`tbl-linear-fits-fits`, {numref}`fig-linear-fits-fig1`) reproduce §3.3: on CIFAR-10 the new accuracy is about $1.69\,\alpha_\text{orig} - 72.7\%$,
 # on ImageNet $1.11\,\alpha_\text{orig} - 20.2\%$. The bootstrap intervals agree with the paper's to within
 # the Monte-Carlo error of 100,000 replicates (the last printed digit can differ with the seed).
 
@@ -146,7 +159,7 @@ viz.figure("linear-fits-fig1")
 # %% [markdown]
 # The published error bars are themselves reproducible: recomputing Clopper–Pearson intervals from the
 # printed accuracies and the test-set sizes gives the printed bounds up to the rounding of the printed
-# accuracy.
+# accuracy ({numref}`tbl-linear-fits-cp`).
 
 # %%
 cp_dev = {}
@@ -160,7 +173,15 @@ for name, n_orig, n_new in [
         cp_dev[f"{name}:{prefix}"] = float(
             max(np.abs(100 * low - t[f"{prefix}_ci_low"]).max(), np.abs(100 * high - t[f"{prefix}_ci_high"]).max())
         )
-pd.Series(cp_dev, name="largest |ours − printed| (points)").round(3).to_frame()
+viz.table("linear-fits-cp", pd.Series(cp_dev, name="largest |ours − printed| (points)").round(3).to_frame())
+
+# %% [markdown]
+# ```{glue:figure} linear-fits-cp
+# :name: tbl-linear-fits-cp
+#
+# **Clopper–Pearson intervals recomputed.** Largest difference, over the models of each table, between
+# our 95% interval bounds and the printed ones (percentage points).
+# ```
 
 # %% [markdown]
 # ## Three ways to sample a new test set (§4, Table 2, Figure 2)
@@ -178,7 +199,7 @@ table2 = {
     s: {k: linfit.mean_change(tables[f"recht2019_imagenet_{k}_{s}"]) for k in ("top1", "top5")}
     for s in strategies
 }
-pd.DataFrame(
+viz.table("linear-fits-table2", pd.DataFrame(
     {
         "top-1 change (ours)": [table2[s]["top1"] for s in strategies],
         "top-1 change (paper)": [paper["table2"][s]["top1"] for s in strategies],
@@ -187,10 +208,17 @@ pd.DataFrame(
         "selection frequency (paper)": [paper["table2"][s]["selection_frequency"] for s in strategies],
     },
     index=["MatchedFrequency", "Threshold0.7", "TopImages"],
-).round(2)
+).round(2))
 
 # %% [markdown]
-# **Table 2.** The average changes reproduce the paper's Table 2 exactly once rounded to one decimal
+# ```{glue:figure} linear-fits-table2
+# :name: tbl-linear-fits-table2
+#
+# **Table 2 of the paper.** Average accuracy change (new − original, points) over all 67 models for each
+# sampling strategy, ours beside the paper's, and the average selection frequency of each new test set.
+# ```
+#
+# The average changes ({numref}`tbl-linear-fits-table2`) reproduce the paper's Table 2 exactly once rounded to one decimal
 # (−11.8 / −8.2, −3.2 / −1.2, +2.1 / +1.8). The selection frequencies cannot be recomputed from the
 # tables — they come from the MTurk annotations — and are quoted. All three test sets have a higher
 # average selection frequency than the original validation set (0.71), yet MatchedFrequency costs
@@ -214,10 +242,10 @@ for ax, s, title in zip(axes, ["threshold0.7", "topimages"], ["Threshold0.7", "T
                   orig_ci=ci_of(t, "orig"), new_ci=ci_of(t, "new"), title=f"ImageNet top-1, {title}")
 fig.tight_layout()
 viz.figure("linear-fits-fig2")
-pd.DataFrame(
+viz.table("linear-fits-strategies", pd.DataFrame(
     {s: {"slope": f.slope, "offset (%)": 100 * f.intercept, "slope CI low": f.slope_ci[0],
          "slope CI high": f.slope_ci[1], "r": f.r} for s, f in strategy_fits.items()}
-).T.round(3)
+).T.round(3))
 
 # %% [markdown]
 # ```{glue:figure} linear-fits-fig2
@@ -225,8 +253,16 @@ pd.DataFrame(
 #
 # **Figure 2.** The same picture for the two other sampling strategies (top-1, convolutional networks).
 # Threshold0.7 sits about 3 points below the diagonal, TopImages about 2 points above it, and both follow a
-# line as closely as MatchedFrequency does. The table gives each fit.
+# line as closely as MatchedFrequency does. {numref}`tbl-linear-fits-strategies` gives each fit.
 # ```
+#
+# ```{glue:figure} linear-fits-strategies
+# :name: tbl-linear-fits-strategies
+#
+# **Fits per sampling strategy** (top-1, convolutional networks): slope, offset, 95% bootstrap interval
+# of the slope and correlation.
+# ```
+
 
 # %% [markdown]
 # ## Linear or probit? (§5.3, App. C.2, Figure 6)
@@ -248,12 +284,11 @@ for ax, scale in zip(axes, linfit.SCALES):
                   title=f"{scale} axes, all 67 models")
 fig.tight_layout()
 viz.figure("linear-fits-fig3")
-
-pd.DataFrame(
+viz.table("linear-fits-probit", pd.DataFrame(
     {s: {"slope": f.slope, "intercept": f.intercept, "r": f.r,
          "rms residual (points)": 100 * f.residual_rms(imnet.orig_acc / 100, imnet.new_acc / 100)}
      for s, f in all_fits.items()}
-).T.round(3)
+).T.round(3))
 
 # %% [markdown]
 # ```{glue:figure} linear-fits-fig3
@@ -263,14 +298,22 @@ pd.DataFrame(
 # (tick labels are still accuracies in percent). The three Fisher-vector models (hollow), with 21-35%
 # original accuracy, pull the linear fit away from the convolutional networks, and its bootstrap band
 # widens; on the probit scale one line describes all models across 60 points of accuracy, and the residuals
-# (table) shrink.
+# ({numref}`tbl-linear-fits-probit`) shrink.
 # ```
+#
+# ```{glue:figure} linear-fits-probit
+# :name: tbl-linear-fits-probit
+#
+# **Linear against probit fit** of all 67 ImageNet models: slope, intercept (on each scale), correlation,
+# and the root-mean-square residual in accuracy points.
+# ```
+
 
 # %% [markdown]
 # ## Few changes in the relative order (§3.3)
 #
-# If new accuracy is a monotone function of the original one, rankings barely change. The figure
-# below plots each model's rank on both test sets for ImageNet MatchedFrequency top-1.
+# If new accuracy is a monotone function of the original one, rankings barely change.
+# {numref}`fig-linear-fits-fig4` plots each model's rank on both test sets for ImageNet MatchedFrequency top-1.
 
 # %%
 fig, ax = plt.subplots(figsize=(5.5, 5.3))
@@ -285,7 +328,7 @@ rank_summary = {
     }
     for name in ["recht2019_cifar10", "recht2019_imagenet_top1_matchedfrequency"]
 }
-pd.DataFrame(rank_summary).T.round(3)
+viz.table("linear-fits-ranks", pd.DataFrame(rank_summary).T.round(3))
 
 # %% [markdown]
 # ```{glue:figure} linear-fits-fig4
@@ -294,8 +337,16 @@ pd.DataFrame(rank_summary).T.round(3)
 # **Rank changes.** Each point is a model at (original rank, new rank); the dashed diagonal means "same
 # place", colour shows how far a model moved, and the models that moved most are labelled. The largest
 # moves are a few places among models whose original accuracies were within their confidence intervals of
-# each other; the Spearman rank correlation (table) is above 0.99 on both datasets.
+# each other; the Spearman rank correlation ({numref}`tbl-linear-fits-ranks`) is above 0.99 on both datasets.
 # ```
+#
+# ```{glue:figure} linear-fits-ranks
+# :name: tbl-linear-fits-ranks
+#
+# **Rank changes.** Spearman correlation between the original and new accuracies, and the largest and
+# mean absolute change of rank, on CIFAR-10 and ImageNet top-1 MatchedFrequency.
+# ```
+
 
 # %% [markdown]
 # ## A second testbed: 136 timm models (Engstrom et al. 2020, App. G)
@@ -363,10 +414,10 @@ fig, ax = plt.subplots(figsize=(5.8, 5.3))
 viz.gaussian_model_panel(ax, acc1, acc2, u, v, fitted=gauss_fit)
 ax.set_title(f"μ₁={mu1}, σ₁={sigma1}; μ₂={mu2}, σ₂={sigma2}")
 viz.figure("linear-fits-fig6")
-pd.DataFrame(
+viz.table("linear-fits-gaussian", pd.DataFrame(
     {"analytic": {"u (slope)": u, "v (intercept)": v},
      "simulated fit": {"u (slope)": gauss_fit.slope, "v (intercept)": gauss_fit.intercept}}
-).round(4)
+).round(4))
 
 # %% [markdown]
 # ```{glue:figure} linear-fits-fig6
@@ -378,6 +429,14 @@ pd.DataFrame(
 # alone produces a line with slope above 1 and a large, accuracy-dependent drop. The model does not say
 # *why* the new test set is harder — the selection-bias and replication-world chapters take that up.
 # ```
+#
+# ```{glue:figure} linear-fits-gaussian
+# :name: tbl-linear-fits-gaussian
+#
+# **The Gaussian model's line**: the analytic slope $u$ and intercept $v$ beside the probit fit to the
+# simulated testbed.
+# ```
+
 
 # %% [markdown]
 # ## The replication world's zoo on the same axes
@@ -403,11 +462,11 @@ for col, s in enumerate(worlds.STRATEGIES):
                       xlabel="v1 accuracy (%)", ylabel=f"{s} accuracy (%)")
 fig.tight_layout()
 viz.figure("linear-fits-fig7")
-pd.DataFrame(
+viz.table("linear-fits-zoo", pd.DataFrame(
     {f"{s} / {scale}": {"slope": f.slope, "slope CI low": f.slope_ci[0], "slope CI high": f.slope_ci[1],
                         "intercept": f.intercept, "r": f.r}
      for (s, scale), f in zoo_fits.items()}
-).T.round(3)
+).T.round(3))
 
 # %% [markdown]
 # ```{glue:figure} linear-fits-fig7
@@ -415,9 +474,17 @@ pd.DataFrame(
 #
 # **The zoo's fits.** Top row: linear axes; bottom row: probit axes; one column per replicated set. Each
 # point is a model of the zoo (no error bars: with the default 2,000 images per test set a 95% interval is
-# about ±1.5 points). The table lists the slopes with their bootstrap intervals, to set beside the papers'
-# 1.69 (CIFAR-10) and 1.11 (ImageNet); the sentence below is generated from the fits.
+# about ±1.5 points). {numref}`tbl-linear-fits-zoo` lists the slopes with their bootstrap intervals, to set
+# beside the papers' 1.69 (CIFAR-10) and 1.11 (ImageNet); the sentence below is generated from the fits.
 # ```
+#
+# ```{glue:figure} linear-fits-zoo
+# :name: tbl-linear-fits-zoo
+#
+# **The zoo's fits** per replicated set and scale: slope with its 95% bootstrap interval, intercept and
+# correlation.
+# ```
+
 
 # %%
 mf = zoo_fits[("matchedfrequency", "linear")]
@@ -441,11 +508,15 @@ display(Markdown(
 #
 # ## What this chapter reproduced
 #
+# ```{table} **What this chapter reproduced**, and where to find our numbers.
+# :name: tbl-linear-fits-summary
+#
 # | quantity | paper | here |
 # |---|---|---|
-# | CIFAR-10 slope, offset | 1.69, −72.7% | see Figure 1's table |
-# | ImageNet top-1 slope, offset (64 CNNs) | 1.11, −20.2% | see Figure 1's table |
-# | Table 2 average changes | −11.8/−8.2, −3.2/−1.2, +2.1/+1.8 | see Table 2 |
+# | CIFAR-10 slope, offset | 1.69, −72.7% | {numref}`tbl-linear-fits-fits` |
+# | ImageNet top-1 slope, offset (64 CNNs) | 1.11, −20.2% | {numref}`tbl-linear-fits-fits` |
+# | Table 2 average changes | −11.8/−8.2, −3.2/−1.2, +2.1/+1.8 | {numref}`tbl-linear-fits-table2` |
+# ```
 #
 # The numbers are recorded in `linear-fits.results.json` next to this notebook.
 

@@ -114,8 +114,8 @@ display(Markdown(
 # %% [markdown]
 # ## Confusions on the clean test set and the MLM (Figures 1 and 2)
 #
-# Left, the confusion matrix of the clean test set (counts). Right, the MLM computed from the same test
-# set with the k-means centroids of the training set. The confusion matrix only knows the mistakes that
+# {numref}`fig-mlm-fig1`, left: the confusion matrix of the clean test set (counts). Right: the MLM computed
+# from the same test set with the k-means centroids of the training set. The confusion matrix only knows the mistakes that
 # happened; the MLM also ranks the ones that *almost* happened — a row's largest entries are the classes
 # whose centroid some example of that class came closest to.
 
@@ -150,11 +150,19 @@ display(Markdown(
 # If every correctly classified training output already sits nearest to its own class mean, k-means
 # converges immediately and the shift is at floating-point level (the paper: ~1e-14 for seven digits).
 # Classes whose outputs spill towards another centroid move further (the paper: ~1e-4 for 5, 6 and 8).
+# {numref}`tbl-mlm-table1` sets our shifts beside the paper's.
 
 # %%
 table1 = pd.DataFrame({"class": range(K), "centroid shift": shift, "paper (MNIST)": [
     1.1694e-14, 1.0959e-14, 6.7639e-15, 1.7808e-14, 7.7425e-15, 1.3045e-04, 2.3118e-04, 1.3083e-14, 1.4139e-04, 1.2047e-14]})
-display(table1.style.format({"centroid shift": "{:.3e}", "paper (MNIST)": "{:.3e}"}).hide(axis="index"))
+viz.table("mlm-table1", table1.style.format({"centroid shift": "{:.3e}", "paper (MNIST)": "{:.3e}"}).hide(axis="index"))
+
+# %% [markdown]
+# ```{glue:figure} mlm-table1
+# :name: tbl-mlm-table1
+#
+# **Table 1 analog.** Euclidean distance each class centroid moved under k-means (ours, and the paper's on MNIST).
+# ```
 
 # %% [markdown]
 # ## Ambiguous examples: softmax outputs and distances to the centroids (Figures 3 and 4)
@@ -162,9 +170,9 @@ display(table1.style.format({"centroid shift": "{:.3e}", "paper (MNIST)": "{:.3e
 # The paper shows two training images of a 6, classified correctly, whose softmax output nevertheless
 # lies nearest to the centroid of another class. Here the same search over the training set: correctly
 # classified images whose nearest refined centroid is not their class (or, if there are none, the
-# correctly classified ones with the smallest margin between the two largest softmax outputs). Top:
-# the softmax bars (Figure 3); bottom: the distance to every centroid (Figure 4) — the two rows mirror
-# each other, high confidence meaning short distance.
+# correctly classified ones with the smallest margin between the two largest softmax outputs). In
+# {numref}`fig-mlm-fig2`, top: the softmax bars (Figure 3); bottom: the distance to every centroid
+# (Figure 4) — the two rows mirror each other, high confidence meaning short distance.
 
 # %%
 dist_train = mlm.centroid_distances(p_train, centroids)
@@ -204,7 +212,7 @@ display(Markdown(f"{len(misclustered)} of {int(correct_train.sum()):,} correctly
 # (`shifteval.corruptions`; each one's formula is in its docstring). Their strengths per level come from a
 # calibration table chosen once so that this CNN's accuracy on the default data falls roughly linearly
 # with the level — the paper tuned its parameters "by trial and error" for the same purpose and did not
-# publish them. One test image under every perturbation at levels 1, 4, 7 and 10:
+# publish them. {numref}`fig-mlm-fig3` shows one test image under every perturbation at levels 1, 4, 7 and 10.
 
 # %%
 digit = int(np.flatnonzero(p_test.argmax(1) == y_test)[0])
@@ -232,8 +240,8 @@ accuracy_by_level = accuracy.mean(axis=0)
 # %% [markdown]
 # ## Accuracy under perturbation (Figures 5 and 7)
 #
-# Left: accuracy against level for each perturbation, and the mean over all of them (black). Right: the
-# same numbers as a heatmap. The paper reports a mean falling from 97.6% at level 1 to 48.8% at level 10,
+# {numref}`fig-mlm-fig4`, left: accuracy against level for each perturbation, and the mean over all of them
+# (black). Right: the same numbers as a heatmap. The paper reports a mean falling from 97.6% at level 1 to 48.8% at level 10,
 # with brightness, contrast and fog the most benign and pixelation, shot noise and zoom blur the harshest.
 
 # %%
@@ -267,8 +275,8 @@ display(Markdown(
 # %% [markdown]
 # ## One digit through every level (Figure 6)
 #
-# Top: one test digit under increasing pixelation (or the perturbation named by `figure_perturbation`).
-# Bottom: its softmax output averaged over all twelve perturbations at that level — the paper's point is
+# {numref}`fig-mlm-fig5`, top: one test digit under increasing pixelation (or the perturbation named by
+# `figure_perturbation`). Bottom: its softmax output averaged over all twelve perturbations at that level — the paper's point is
 # that for its example the right class stays on top at every level even though the images degrade.
 
 # %%
@@ -295,9 +303,9 @@ viz.figure("mlm-fig5")
 # ## The MLM across levels (Eqs. 5–8)
 #
 # Pooling the twelve perturbations at each level gives one perturbed test set per level and one MLM per
-# level. Left: the mean MLM $\bar M$ over the ten levels; right: its standard deviation $s$. The table
-# lists the most likely confusions: high mean and low spread means a confusion that stays likely however
-# strong the shift.
+# level. {numref}`fig-mlm-fig6`, left: the mean MLM $\bar M$ over the ten levels; right: its standard
+# deviation $s$. {numref}`tbl-mlm-top` lists the most likely confusions: high mean and low spread means a
+# confusion that stays likely however strong the shift.
 
 # %%
 pooled = {lvl: np.concatenate([probs[n, lvl] for n in names]) for lvl in levels}
@@ -307,7 +315,7 @@ fig = viz.class_matrices([(M_mean, "mean MLM over levels 1–10 (Eq. 7)", ".2f",
                           (M_std, "standard deviation over levels (Eq. 8)", ".3f", "Greys", "likely confused with")])
 viz.figure("mlm-fig6", fig)
 top = mlm.top_confusions(M_mean, 10, std=M_std)
-display(top.style.format({"likelihood": "{:.3f}", "std": "{:.4f}"}).hide(axis="index"))
+viz.table("mlm-top", top.style.format({"likelihood": "{:.3f}", "std": "{:.4f}"}).hide(axis="index"))
 
 # %% [markdown]
 # ```{glue:figure} mlm-fig6
@@ -315,6 +323,14 @@ display(top.style.format({"likelihood": "{:.3f}", "std": "{:.4f}"}).hide(axis="i
 #
 # **MLM across levels.** Left: mean of the ten per-level MLMs (Eq. 7); right: their element-wise standard deviation (Eq. 8).
 # ```
+#
+# ```{glue:figure} mlm-top
+# :name: tbl-mlm-top
+#
+# **The ten most likely confusions** over all levels: true class, the class it is likely taken for, the
+# mean MLM entry (Eq. 7) and its standard deviation over the levels (Eq. 8).
+# ```
+
 
 # %% [markdown]
 # ## Beyond the paper: does the clean MLM predict the confusions that perturbations cause?
@@ -322,8 +338,9 @@ display(top.style.format({"likelihood": "{:.3f}", "std": "{:.4f}"}).hide(axis="i
 # The MLM is built from distances, not from errors. A fair test of its use for risk assessment: rank the
 # 90 off-diagonal class pairs by the clean-test MLM, and compare with the *observed* confusion rates
 # $R^{(\ell)}_{ij}$ (share of class-$i$ test images predicted as $j$) on the perturbed data at each level,
-# by Spearman's rank correlation. As a yardstick, the clean confusion rates themselves are ranked the
-# same way: a risk tool should beat simply counting yesterday's mistakes.
+# by Spearman's rank correlation ({numref}`fig-mlm-fig7`, {numref}`tbl-mlm-rank`). As a yardstick, the
+# clean confusion rates themselves are ranked the same way: a risk tool should beat simply counting
+# yesterday's mistakes.
 
 # %%
 rates = {lvl: mlm.confusion_rates(pooled_labels, pooled[lvl].argmax(1), K) for lvl in levels}
@@ -342,7 +359,7 @@ axes[1].scatter(M_clean[off], rates[mid][off], s=14)
 axes[1].set(xlabel="clean MLM entry", ylabel=f"observed confusion rate, level {mid}", title=f"the 90 class pairs at level {mid}")
 plt.tight_layout()
 viz.figure("mlm-fig7")
-display(rank.style.format("{:.3f}"))
+viz.table("mlm-rank", rank.style.format("{:.3f}"))
 display(Markdown(
     f"Averaged over the levels, the clean MLM reaches ρ = {rank.iloc[:, 0].mean():.2f}, the per-level MLM "
     f"ρ = {rank.iloc[:, 1].mean():.2f} and the clean confusion counts ρ = {rank.iloc[:, 2].mean():.2f}. "
@@ -358,6 +375,14 @@ display(Markdown(
 #
 # **Rank agreement.** Left: Spearman correlation, over the 90 off-diagonal class pairs, between three predictors (clean MLM, per-level MLM, clean confusion rates) and the confusion rates observed at each level. Right: the clean MLM against the observed confusion rates at the middle level.
 # ```
+#
+# ```{glue:figure} mlm-rank
+# :name: tbl-mlm-rank
+#
+# **Rank agreement per level**: Spearman's ρ between each predictor and the observed off-diagonal
+# confusion rates at that level.
+# ```
+
 
 # %% [markdown]
 # ## Exercises

@@ -61,7 +61,7 @@ viz.set_style()
 w = worlds.build_world(world)
 cfg = w.config
 ex = w.examples
-pd.Series(
+viz.table("replication-world-sizes", pd.Series(
     {
         "training images": len(w.split_index("train")),
         "original test set (v1)": len(w.split_index("v1")),
@@ -72,12 +72,20 @@ pd.Series(
         "replication pool difficulty": f"Beta{cfg.replication_difficulty}",
     },
     name="value",
-).to_frame()
+).to_frame())
+
+# %% [markdown]
+# ```{glue:figure} replication-world-sizes
+# :name: tbl-replication-world-sizes
+#
+# **The world as built**: the size of every split, the annotators per image and the difficulty
+# distributions of the two candidate pools.
+# ```
 
 # %% [markdown]
 # ## What difficulty looks like
 #
-# Each row below is one base digit rendered at increasing difficulty (columns). At $d = 0$ the image is
+# Each row of {numref}`fig-replication-world-fig1` is one base digit rendered at increasing difficulty (columns). At $d = 0$ the image is
 # the clean, upsampled scan; as $d$ grows the nuisances pile up until even a person would hesitate.
 
 # %%
@@ -104,7 +112,8 @@ viz.figure("replication-world-fig1")
 # The original pool draws difficulties from Beta(2, 3) by default, the replication pool from
 # Beta(2.6, 2.4): slightly harder images on average. The original benchmark then removes many hard
 # candidates with its majority filter; the replication pool is not filtered — it is *sampled* by the
-# three strategies, using the frequencies of the replication's own annotation round.
+# three strategies, using the frequencies of the replication's own annotation round
+# ({numref}`fig-replication-world-fig2`).
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 3.6))
@@ -148,19 +157,27 @@ for ax, s in zip(axes[1:], worlds.STRATEGIES):
     viz.frequency_histograms(ax, w.replication.pool_freq[pool_pos[idx].to_numpy()], s_true[idx], title=s)
 fig.tight_layout()
 viz.figure("replication-world-fig3")
-pd.DataFrame(freq).T.rename(columns={"observed": "mean observed ŝ", "true": "mean true s"}).round(3)
+viz.table("replication-world-frequencies",
+          pd.DataFrame(freq).T.rename(columns={"observed": "mean observed ŝ", "true": "mean true s"}).round(3))
 
 # %% [markdown]
 # ```{glue:figure} replication-world-fig3
 # :name: fig-replication-world-fig3
 #
 # **Selection frequencies.** Bars: observed frequencies $\hat s$ from the replication's annotation round
-# (10 annotators, so $\hat s$ takes the values 0, 0.1, …, 1). Red line: the true frequencies $s$. The
-# table gives the means. MatchedFrequency reproduces v1's *observed* histogram almost exactly, yet its
+# (10 annotators, so $\hat s$ takes the values 0, 0.1, …, 1). Red line: the true frequencies $s$.
+# {numref}`tbl-replication-world-frequencies` gives the means. MatchedFrequency reproduces v1's *observed* histogram almost exactly, yet its
 # *true* frequencies are clearly lower — the bias Engstrom et al. identified, visible here because the
 # world knows $s$. Threshold0.7 and TopImages select on high $\hat s$ and end up with higher observed
 # frequencies than v1, as in Recht et al.'s Table 2.
 # ```
+#
+# ```{glue:figure} replication-world-frequencies
+# :name: tbl-replication-world-frequencies
+#
+# **Mean selection frequencies** of v1 and the replicated sets: observed (replication round) and true.
+# ```
+
 
 # %% tags=["remove-stderr"]
 z = zoo.build_zoo(w, zoo.default_zoo(zoo_size))
@@ -169,11 +186,18 @@ changes = zoo.accuracy_changes(acc, worlds.STRATEGIES)
 display_table = acc[["family", "train", "v1", *worlds.STRATEGIES]].copy()
 for s in worlds.STRATEGIES:
     display_table[f"Δ {s}"] = display_table[s] - display_table["v1"]
-(display_table.sort_values("v1", ascending=False).drop(columns="train")
- .style.format({c: "{:.1%}" for c in display_table.columns if c not in ("family", "train")}))
+viz.table("replication-world-zoo", display_table.sort_values("v1", ascending=False).drop(columns="train")
+          .style.format({c: "{:.1%}" for c in display_table.columns if c not in ("family", "train")}))
 
 # %% [markdown]
-# **The zoo.** Every model was trained on the same training set and evaluated on v1 and on each
+# ```{glue:figure} replication-world-zoo
+# :name: tbl-replication-world-zoo
+#
+# **The zoo.** Accuracy of every model on v1 and on each replicated set, and the change (Δ,
+# replicated − v1), sorted by v1 accuracy.
+# ```
+#
+# In {numref}`tbl-replication-world-zoo`, every model was trained on the same training set and evaluated on v1 and on each
 # replicated set; Δ columns are replicated minus v1 accuracy. The zoo mixes pre-deep baselines (naive
 # Bayes, logistic regression, nearest neighbours, random forests, random features and Fisher vectors, as
 # in Recht et al.'s testbeds), small convolutional networks of varying width, depth, training length,
@@ -188,19 +212,27 @@ summary_table = pd.DataFrame(
          "mean observed ŝ": freq[s]["observed"], "mean true s": freq[s]["true"]}
      for s, c in changes.items()}
 ).T
-summary_table
+viz.table("replication-world-table2", summary_table)
 
 # %% [markdown]
 # ```{glue:figure} replication-world-fig4
 # :name: fig-replication-world-fig4
 #
 # **The accuracy drop.** Each point is a model: accuracy on v1 (x) and on a replicated set (y); the
-# dashed line is "no change". The table is this world's version of Recht et al.'s Table 2: the mean
+# dashed line is "no change". {numref}`tbl-replication-world-table2` is this world's version of Recht et al.'s Table 2: the mean
 # change is most negative on MatchedFrequency, small on Threshold0.7 and positive on TopImages — the
 # paper's ordering (−11.8, −3.2, +2.1 points on ImageNet top-1) — although every set's observed
 # selection frequency is at least v1's. Nothing about the models changed between v1 and the replicated
 # sets; the drop is entirely a property of which images were selected.
 # ```
+#
+# ```{glue:figure} replication-world-table2
+# :name: tbl-replication-world-table2
+#
+# **This world's Table 2**: mean accuracy change per replicated set (points), the share of models that
+# lost accuracy, and the mean observed and true selection frequencies.
+# ```
+
 
 # %% [markdown]
 # ## Ablation: the same replication with noise-free frequencies
@@ -208,7 +240,7 @@ summary_table
 # If the drop on MatchedFrequency comes from matching *noisy* frequencies, matching the *true* ones
 # should remove most of it. We re-run only the replication round — same v1 images, same candidate pool,
 # same trained models — with the observed frequency replaced by the true one (or by `ablation_annotators`
-# annotators, if set), and sample the three sets again.
+# annotators, if set), and sample the three sets again ({numref}`fig-replication-world-fig5`).
 
 # %%
 ablation = w.replicate(ablation_annotators)

@@ -67,7 +67,8 @@ viz.set_style()
 # $$ p_2(s) = \frac{n}{n+\alpha+\beta}\,\mathrm{Beta}(\alpha+1,\beta)(s)
 #           + \frac{\alpha+\beta}{n+\alpha+\beta}\,\mathrm{Beta}(\alpha,\beta)(s), $$
 #
-# a mixture of the target $p_1$ and the candidate distribution that reaches $p_1$ only as $n \to \infty$.
+# a mixture of the target $p_1$ and the candidate distribution that reaches $p_1$ only as $n \to \infty$
+# ({numref}`fig-selection-bias-fig1`).
 
 # %%
 grid = np.linspace(0.001, 0.999, 400)
@@ -148,11 +149,19 @@ table1 = pd.DataFrame(
     },
     index=["v1", "MatchedFrequency"],
 )
-table1.round(3)
+viz.table("selection-bias-table1", table1.round(3))
 
 # %% [markdown]
-# **Table 1 analog.** On the votes used for matching, v1 and MatchedFrequency look alike; on held-out
-# votes the gap appears, and the true frequencies (which only the world knows) confirm it.
+# ```{glue:figure} selection-bias-table1
+# :name: tbl-selection-bias-table1
+#
+# **Table 1 analog.** Mean selection frequency of v1 and MatchedFrequency on the votes used for
+# matching, on fresh held-out votes, and the world's true frequencies.
+# ```
+#
+# On the votes used for matching, v1 and MatchedFrequency look alike ({numref}`tbl-selection-bias-table1`);
+# on held-out votes the gap appears (as in {numref}`fig-selection-bias-fig2`), and the true frequencies
+# (which only the world knows) confirm it.
 #
 # ## The naive estimator (§5.1, Eq. 4, Figure 5)
 #
@@ -162,7 +171,7 @@ table1.round(3)
 #    \, p_1\!\left(\hat s_n = \tfrac{k}{n}\right), $$
 #
 # which is itself statistic matching on noisy frequencies and so still biased — less so with more
-# annotators. Below we recompute it using the first $m$ of the fresh annotators.
+# annotators. {numref}`fig-selection-bias-fig3` recomputes it using the first $m$ of the fresh annotators.
 
 # %%
 sizes = [m for m in (1, 2, 3, 5, 8, 10, 15, 20, 30, 40) if m <= reannotators]
@@ -247,17 +256,26 @@ fig.tight_layout()
 viz.figure("selection-bias-fig4")
 fits = {name: linfit.fit_linear(acc_v1, np.clip(values, 0, 1), n_boot=10_000, seed=seed)
         for name, values in (("unadjusted", acc_v2), ("jackknife", jack.corrected), ("parametric", param), ("ground truth", truth))}
-pd.DataFrame({k: {"slope": f.slope, "slope CI low": f.slope_ci[0], "slope CI high": f.slope_ci[1]} for k, f in fits.items()}).T.round(3)
+viz.table("selection-bias-slopes", pd.DataFrame(
+    {k: {"slope": f.slope, "slope CI low": f.slope_ci[0], "slope CI high": f.slope_ci[1]} for k, f in fits.items()}).T.round(3))
 
 # %% [markdown]
 # ```{glue:figure} selection-bias-fig4
 # :name: fig-selection-bias-fig4
 #
 # **Figure 6 analog.** v1 accuracy against v2 accuracy for every model of the zoo: observed (grey),
-# adjusted by each estimator (blue, with intervals) and the world's ground truth (red crosses). The table
-# gives the slopes of linear fits through each version; Engstrom et al. report 1.13 unadjusted and 1.01
-# after adjustment on ImageNet.
+# adjusted by each estimator (blue, with intervals) and the world's ground truth (red crosses).
+# {numref}`tbl-selection-bias-slopes` gives the slopes of linear fits through each version; Engstrom et al.
+# report 1.13 unadjusted and 1.01 after adjustment on ImageNet.
 # ```
+#
+# ```{glue:figure} selection-bias-slopes
+# :name: tbl-selection-bias-slopes
+#
+# **Slopes of the linear fits** of v2 against v1 accuracy for the unadjusted, jackknife-adjusted,
+# parametrically adjusted and true v2 accuracies, with 95% bootstrap intervals.
+# ```
+
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(12, 4))
@@ -290,7 +308,7 @@ errors = pd.DataFrame({k: estimates[k] - truth for k in ("naive", "jackknife", "
 errors["observed"] = acc_v2 - truth
 summary = pd.DataFrame({"mean bias (points)": 100 * errors.mean(), "mean |error| (points)": 100 * errors.abs().mean()})
 closer = float((np.abs(param - truth) < np.abs(naive - truth)).mean())
-display(summary.round(2))
+viz.table("selection-bias-errors", summary.round(2))
 decomp = selection.gap_decomposition(acc_v1, acc_v2, param)
 display(Markdown(
     f"The parametric estimate is closer to the ground truth than the naive one for **{closer:.0%}** of models. "
@@ -301,11 +319,18 @@ display(Markdown(
 ))
 
 # %% [markdown]
-# **Against the truth.** Bias is estimate minus ground truth, averaged over models; the plain v2 accuracy
-# ("observed") is the starting point every estimator tries to correct. The naive estimator removes part of
+# ```{glue:figure} selection-bias-errors
+# :name: tbl-selection-bias-errors
+#
+# **Each estimator against the truth.** Mean bias (estimate − ground truth) and mean absolute error
+# over the zoo's models, in accuracy points; *observed* is the unadjusted v2 accuracy.
+# ```
+#
+# In {numref}`tbl-selection-bias-errors`, bias is estimate minus ground truth, averaged over models; the plain
+# v2 accuracy ("observed") is the starting point every estimator tries to correct. The naive estimator removes part of
 # the gap but, being statistic matching on noisy frequencies itself, stays below the truth. The jackknife
 # extrapolates the naive estimator to infinitely many annotators assuming its bias falls like $1/n$;
-# Figure 5's right panel shows how well that holds here — where the curve bends near $1/n = 0$, the
+# the right panel of {numref}`fig-selection-bias-fig3` shows how well that holds here — where the curve bends near $1/n = 0$, the
 # extrapolation overshoots or undershoots (Engstrom et al. found it still under-corrects on ImageNet). The
 # parametric model avoids the extrapolation by modelling the noise explicitly, and is only as good as its
 # three-component mixture. The ground truth is itself estimated from finite sets (binned true

@@ -243,7 +243,8 @@ def _browse(html_root, shots, edition):
     """Open every page of a built book in headless Chromium with networking off; report per page."""
     from playwright.sync_api import sync_playwright
 
-    pages = sorted(p for p in html_root.rglob("*.html") if "_static" not in p.parts and "_sources" not in p.parts)
+    pages = sorted(p for p in html_root.rglob("*.html") if "_static" not in p.parts and "_sources" not in p.parts
+                   and 'http-equiv="Refresh"' not in p.read_text(encoding="utf-8"))  # the root index only redirects
     shots.mkdir(parents=True, exist_ok=True)
     report = {}
     with sync_playwright() as pw:
@@ -258,9 +259,9 @@ def _browse(html_root, shots, edition):
             page.on("request", lambda req, remote=remote: remote.append(req.url) if req.url.startswith("http") else None)
             page.goto(path.as_uri(), wait_until="load")
             has_math = page.evaluate("document.querySelectorAll('.math').length") > 0
-            if has_math:
-                page.wait_for_function("window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0 && "
-                                       "MathJax.Hub.queue.running === 0", timeout=60_000)
+            if has_math:  # MathJax 3: typesetting is done when its startup promise resolves
+                page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=60_000)
+                page.evaluate("MathJax.startup.promise.then(() => true)")
             report[path.relative_to(html_root).as_posix()] = {
                 "errors": errors,
                 "remote_requests": remote,
@@ -268,8 +269,13 @@ def _browse(html_root, shots, edition):
                     "Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"),
                 "images": page.evaluate("document.images.length"),
                 "math": has_math,
-                "math_rendered": page.evaluate("document.querySelectorAll('.MathJax, .MathJax_Display, .MathJax_SVG').length"),
-                "math_errors": page.evaluate("document.querySelectorAll('.MathJax_Error, merror').length"),
+                "math_rendered": page.evaluate("document.querySelectorAll('mjx-container svg').length"),
+                "math_errors": page.evaluate("document.querySelectorAll('mjx-merror, [data-mml-node=merror]').length"),
+                # TeX source left in the reading text (outside code and typeset math): math that did not render
+                "raw_tex": re.findall(r".{0,30}(?:\$|\\[a-zA-Z]+).{0,30}", page.evaluate(
+                    "(() => { const c = (document.querySelector('main') || document.body).cloneNode(true);"
+                    " c.querySelectorAll('pre, code, mjx-container, script, style').forEach(e => e.remove());"
+                    " return c.innerText; })()")),
                 "exercises": page.evaluate("document.querySelectorAll('.exercise').length"),
                 "solutions": page.evaluate("document.querySelectorAll('.solution').length"),
                 "text": page.evaluate("document.body.innerText"),
@@ -301,6 +307,7 @@ def test_book_in_a_browser_full_and_student_editions(built_book):
             assert not r["broken_images"], (where, r["broken_images"])
             if r["math"]:
                 assert r["math_rendered"] > 0 and r["math_errors"] == 0, where
+            assert not r["raw_tex"], (where, r["raw_tex"])
         for name in CHAPTERS:
             r = report[f"book/chapters/{name}.html"]
             assert r["exercises"] >= 3, (edition, name)

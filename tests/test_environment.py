@@ -23,6 +23,9 @@ def test_environment_yml_names_the_same_packages_as_pyproject():
     pip_test = {_name(r) for r in project["optional-dependencies"]["test"]}
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     conda = {CONDA_TO_PIP.get(_name(d), _name(d)) for d in env["dependencies"] if isinstance(d, str)}
+    # packages conda-forge lacks come from pip, in the file's own pip section
+    pip_section = next((d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d), [])
+    conda |= {_name(r) for r in pip_section if not r.startswith("-")}
     conda -= {"python", "pip"}
     assert conda == pip_runtime | pip_test, (
         f"only in environment.yml: {sorted(conda - pip_runtime - pip_test)}; "

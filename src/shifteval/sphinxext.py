@@ -1,41 +1,117 @@
 """Sphinx extension of the book: math rendered by a MathJax copy inside the book, never a CDN.
 
-MathJax 2.7 comes from the ``jupyter-server-mathjax`` package (the copy the Jupyter notebook served);
-it is copied to ``_static/mathjax`` of the HTML output after each build, and ``_config.yml`` points
-``mathjax_path`` there. That copy ships the STIX-Web fonts only, so MathJax is told to use them.
+MathJax 3 comes from the ``sphinx-mathjax-offline`` package (MathJax's own ``es5`` distribution). The
+book uses its ``tex-svg-full.js`` component: TeX input with every extension built in and SVG output,
+whose glyphs are paths inside the script. It needs no web fonts, which browsers refuse to load for
+pages opened from the file system (``file://`` is an opaque origin); so the same HTML renders its math
+from a folder, a static web server or a USB stick. The files are copied to ``_static/mathjax`` after
+each HTML build. myst-parser fills in ``mathjax3_config`` (which HTML classes MathJax processes).
+
+Tables: a chapter glues a table (``shifteval.viz.table``) and places it with myst-nb's ``glue:figure``
+under a name starting with ``tbl-``; this extension turns that figure into a :class:`glued_table`, which
+Sphinx numbers and cross-references as a *table* ("Table 3", ``{numref}``). The caption stays below
+the table: HTML figures end with their caption.
+
+The extension also gives the theme a ``default_mode`` of ``auto`` (follow the reader's system setting)
+in ``html_context`` when ``_config.yml`` does not choose one: left empty, pydata-sphinx-theme logs a
+console error on every first visit.
 """
 
 from __future__ import annotations
 
 import shutil
+from importlib import metadata
 from pathlib import Path
 
-MATHJAX_PATH = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
-MATHJAX2_CONFIG = {
-    "HTML-CSS": {"availableFonts": [], "preferredFont": None, "webFont": "STIX-Web", "imageFont": None},
-    "SVG": {"font": "STIX-Web"},
-    "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]], "processEscapes": True},
-}
+from docutils import nodes
+from sphinx.transforms import SphinxTransform
+
+MATHJAX_PATH = "mathjax/tex-svg-full.js"
+# What tex-svg-full.js may load later (menu, accessibility, speech rules); not the other combined
+# components, nor the CommonHTML output and its web fonts.
+_MATHJAX_PARTS = ("tex-svg-full.js", "a11y", "adaptors", "input", "output/svg.js", "output/svg", "sre", "ui")
 
 
 def mathjax_source() -> Path:
-    import jupyter_server_mathjax
-
-    return Path(jupyter_server_mathjax.__file__).parent / "static"
+    """The MathJax 3 distribution shipped by ``sphinx-mathjax-offline``."""
+    try:
+        dist = metadata.distribution("sphinx-mathjax-offline")
+    except metadata.PackageNotFoundError:
+        raise RuntimeError("sphinx-mathjax-offline is not installed; it provides the book's MathJax") from None
+    folder = Path(dist.locate_file("sphinx-mathjax-offline/static/mathjax"))
+    if not (folder / "tex-svg-full.js").is_file():
+        raise RuntimeError(f"no tex-svg-full.js in {folder}: the sphinx-mathjax-offline installation is incomplete")
+    return folder
 
 
 def _configure(app, config):
+    config.html_static_path = [*config.html_static_path, str(Path(__file__).parent / "static")]
     config.mathjax_path = MATHJAX_PATH
-    config.mathjax2_config = MATHJAX2_CONFIG
-    config.mathjax3_config = None
+    config.mathjax2_config = None
+    context = dict(config.html_context or {})
+    context.setdefault("default_mode", "auto")
+    config.html_context = context
 
 
 def _copy_mathjax(app, exception):
     if exception is None and app.builder.format == "html":
-        shutil.copytree(mathjax_source(), Path(app.outdir) / "_static" / "mathjax", dirs_exist_ok=True)
+        source, target = mathjax_source(), Path(app.outdir) / "_static" / "mathjax"
+        for part in _MATHJAX_PARTS:
+            if (source / part).is_dir():
+                shutil.copytree(source / part, target / part, dirs_exist_ok=True)
+            elif (source / part).is_file():
+                target.joinpath(part).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source / part, target / part)
+        _dedupe_thebe(Path(app.outdir))
+
+
+class glued_table(nodes.figure):  # noqa: N801 (docutils names node classes in lower case)
+    """A glued output placed as a table: a figure node that Sphinx enumerates with the tables."""
+
+
+class GluedTables(SphinxTransform):
+    """Turn ``glue:figure`` nodes named ``tbl-…`` into :class:`glued_table` nodes."""
+
+    default_priority = 900
+
+    def apply(self, **kwargs):
+        for figure in list(self.document.findall(nodes.figure)):
+            if type(figure) is not nodes.figure or not any(i.startswith("tbl-") for i in figure["ids"]):
+                continue
+            table = glued_table(figure.rawsource, *figure.children, **figure.attributes)
+            table["classes"].append("glued-table")  # scrolls when wide (static/shifteval.css)
+            table.source, table.line = figure.source, figure.line
+            figure.replace_self(table)
+            for node_id in table["ids"]:  # where Sphinx looks labels up
+                self.document.ids[node_id] = table
+
+
+def _visit_glued_table(self, node):
+    self.visit_figure(node)
+
+
+def _depart_glued_table(self, node):
+    self.depart_figure(node)
+
+
+def _dedupe_thebe(outdir: Path) -> None:
+    """Keep one copy of sphinx-thebe's inline configuration script per page: it is registered twice under
+    Jupyter Book, and a second ``const THEBE_JS_URL`` is a JavaScript error on every page."""
+    for page in outdir.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        start = text.find("<script>const THEBE_JS_URL")
+        if start < 0:
+            continue
+        block = text[start : text.index("</script>", start) + len("</script>")]
+        if text.count(block) > 1:
+            head, tail = text[: start + len(block)], text[start + len(block) :]
+            page.write_text(head + tail.replace(block, ""), encoding="utf-8")
 
 
 def setup(app):
+    app.add_enumerable_node(glued_table, "table", html=(_visit_glued_table, _depart_glued_table))
+    app.add_css_file("shifteval.css")
+    app.add_transform(GluedTables)
     app.connect("config-inited", _configure, priority=900)
     app.connect("build-finished", _copy_mathjax)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

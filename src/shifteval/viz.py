@@ -239,6 +239,39 @@ def figure(name: str, fig=None) -> None:
     plt.close(fig)
 
 
+def energy_histograms(ax, energies: dict, threshold: float, title: str | None = None, bins: int = 60):
+    """Step histograms of energy scores, one per set (``{label: energies}``), with the OOD threshold.
+
+    Zhu et al. (§3.5) exclude every image whose energy lies right of the line.
+    """
+    values = np.concatenate([np.asarray(v, float) for v in energies.values()])
+    lo, hi = np.percentile(values, [0.5, 99.5])
+    edges = np.linspace(min(lo, threshold), max(hi, threshold), bins + 1)
+    for label, e in energies.items():
+        ax.hist(np.clip(e, edges[0], edges[-1]), bins=edges, density=True, histtype="step", lw=1.6, label=label)
+    ax.axvline(threshold, color="black", ls="--", lw=1.2, label="threshold")
+    ax.set(xlabel="energy E(x)", ylabel="density", title=title)
+    ax.legend(fontsize="x-small")
+    return ax
+
+
+def table(name: str, frame) -> None:
+    """Hand a table (a DataFrame or its ``Styler``) to the book as a numbered, captioned table.
+
+    Like :func:`figure`: the table is glued under ``name`` and not shown in place; a following markdown
+    cell places it with ``{glue:figure} name`` and ``:name: tbl-<name>``, which the book's Sphinx
+    extension numbers as a table (``{numref}`tbl-<name>```). Without myst-nb the table is displayed.
+    """
+    try:
+        from myst_nb import glue
+    except ImportError:  # pragma: no cover - myst-nb comes with jupyter-book
+        from IPython.display import display
+
+        display(frame)
+        return
+    glue(name, frame, display=False)
+
+
 def class_matrices(panels, size: float = 6.0):
     """Side-by-side annotated K×K heatmaps (confusion matrices, MLMs); returns the figure.
 
