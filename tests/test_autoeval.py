@@ -129,3 +129,64 @@ def test_feature_net_trains_and_exposes_features_and_rotation():
     out = ae.compute_outputs(model, DIGITS[256:300], rotation=True)
     assert out.logits.shape == (44, 10) and out.features.shape == (44, 64)
     assert out.rotation_correct.shape == (44,) and np.all((out.rotation_correct >= 0) & (out.rotation_correct <= 1))
+
+
+def test_auxiliary_outliers_are_not_a_test_ood_source():
+    aux = ae.auxiliary_outliers(60, side=16, seed=0)
+    assert aux.shape == (60, 16, 16) and aux.dtype == np.float32 and aux.min() >= 0 and aux.max() <= 1
+    assert np.array_equal(aux, ae.auxiliary_outliers(60, side=16, seed=0))
+    assert not set(ae.AUXILIARY_SYMBOLS) & set("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    for source in ae.OOD_SOURCES:  # no test image reappears among the auxiliary outliers
+        test = ae.ood_images(source, 60, side=16, seed=0)
+        assert np.min(np.abs(aux[:, None] - test[None]).sum(axis=(2, 3))) > 1.0
+    with pytest.raises(ValueError, match="positive"):
+        ae.auxiliary_outliers(0)
+
+
+def test_regularisation_is_chosen_on_validation_meta_sets():
+    meta = [_outputs(200, correct_share=s, seed=i) for i, s in enumerate(np.linspace(0.3, 1.0, 30))]
+    val = [_outputs(200, correct_share=s, seed=100 + i) for i, s in enumerate(np.linspace(0.35, 0.95, 8))]
+    train, _ = _outputs(500, seed=99)
+    v, vl = _outputs(300, correct_share=0.8, seed=98)
+    est = ae.fit([o for o, _ in meta], [y for _, y in meta], train, v, vl, hidden=(16, 8), alphas=(1e-3, 1.0),
+                 val_meta=([o for o, _ in val], [y for _, y in val]))
+    assert est.mlp_alpha in (1e-3, 1.0)
+    no_val = ae.fit([o for o, _ in meta], [y for _, y in meta], train, v, vl, hidden=(16, 8), alphas=(1.0, 1e-3))
+    assert no_val.mlp_alpha == 1.0
+
+
+def test_outlier_exposure_detector_separates_outliers_and_leaves_the_classifier_alone():
+    from sklearn.metrics import roc_auc_score
+
+    aux = ae.auxiliary_outliers(1200, side=16, seed=1)
+    fit_aux, held_out = aux[:1000], aux[1000:]
+    model = ae.train_feature_net(DIGITS[:800], LABELS[:800], epochs=3, seed=0, width=8)
+    before = [p.detach().clone() for p in model.parameters()]
+    detector = ae.train_detector(model, DIGITS[:800], LABELS[:800], fit_aux, epochs=3, seed=0)
+    assert all(np.array_equal(a.numpy(), b.detach().numpy()) for a, b in zip(before, model.parameters()))
+
+    test_digits = DIGITS[800:1100]
+    y = np.r_[np.zeros(len(test_digits)), np.ones(len(held_out))]
+
+    def auroc(net):  # held-out outliers against held-out digits, by energy
+        return roc_auc_score(y, np.r_[ae.energy(ae.compute_outputs(net, test_digits).logits),
+                                      ae.energy(ae.compute_outputs(net, held_out).logits)])
+
+    assert 1 - auroc(detector) < 0.5 * (1 - auroc(model))  # outlier exposure at least halves the ranking error
+    out = ae.compute_outputs(model, held_out, detector=detector)
+    assert np.allclose(out.energy, ae.energy(ae.compute_outputs(detector, held_out).logits))
+    assert np.allclose(out.energies(), out.energy) and out.subset(np.arange(5)).energy.shape == (5,)
+    with pytest.raises(ValueError, match="m_in < m_out"):
+        ae.train_detector(model, DIGITS[:64], LABELS[:64], fit_aux, epochs=1, margins=(-1.0, -5.0))
+
+
+def test_estimates_use_the_detectors_energies_when_given():
+    meta = [_outputs(200, correct_share=s, seed=i) for i, s in enumerate(np.linspace(0.3, 1.0, 30))]
+    train, _ = _outputs(500, seed=99)
+    train.energy = np.linspace(-10, -5, 500)  # the threshold at the 99.5th percentile is about -5.02
+    val, val_labels = _outputs(300, correct_share=0.8, seed=98)
+    est = ae.fit([o for o, _ in meta], [y for _, y in meta], train, val, val_labels, hidden=(16, 8))
+    test, _ = _outputs(300, correct_share=0.7, seed=7)
+    test.energy = np.where(np.arange(300) < 60, 0.0, -8.0)  # the detector flags the first 60 images
+    e = est.estimates(test, 99.5)
+    assert e["autoeval_energy_ood"] == pytest.approx(0.8 * est.predict_mlp(test.subset(np.arange(60, 300))))

@@ -182,21 +182,14 @@ def test_mlm_smoke_results(built_book):
 
 def test_mlm_runs_on_mnist_idx_files(tmp_path):
     """real.yaml's path: MNIST from its four official idx files (tiny ones synthesized here)."""
-    import gzip
-
     import numpy as np
     from conftest import copy_project
 
-    from shifteval.datasets.real import encode_idx
     from shifteval.datasets.world import base_digits
 
     digits, labels = base_digits(28)
-    images = np.round(digits * 255).astype(np.uint8)
     data = tmp_path / "mnist"
-    data.mkdir()
-    for prefix, sl in (("train", slice(0, 1200)), ("t10k", slice(1200, 1500))):
-        (data / f"{prefix}-images-idx3-ubyte.gz").write_bytes(gzip.compress(encode_idx(images[sl])))
-        (data / f"{prefix}-labels-idx1-ubyte").write_bytes(encode_idx(labels[sl].astype(np.uint8)))
+    _write_idx_dataset(data, np.round(digits[:1500] * 255).astype(np.uint8), labels[:1500], split_at=1200)
     project = copy_project(tmp_path / "project")
     out = shifteval("run", "mlm", "--params", "real", "-p", f"data_dir={data}", "-p", "epochs=3",
                     "-p", "perturbations=[fog, pixelation]", "-p", "figure_perturbation=fog", cwd=project, timeout=600)
@@ -232,6 +225,64 @@ def test_ood_autoeval_smoke_results(built_book):
     # a higher threshold keeps more OOD images and excludes fewer ID images
     assert kept == sorted(kept) and excluded == sorted(excluded, reverse=True)
     assert set(res["unseen_transforms"]) == {"v1-A (cutout)", "v1-B (shear + contrast)"}
+    detection = res["detection"]
+    assert {f"{d}: {s}" for d in ("classifier", "detector (outlier exposure)")
+            for s in ("v1", "natural_patches", "letters", "textures")} == set(detection)
+    assert all(0 <= row["share kept"] <= 1 for row in detection.values())
+    assert all(0 <= row["AUROC"] <= 1 for key, row in detection.items() if not key.endswith("v1"))
+
+
+def _write_idx_dataset(folder, images, labels, split_at):
+    """MNIST's four-file idx layout (images gzipped, labels not) in ``folder``: the first ``split_at``
+    images are the training split, the rest the test split."""
+    import gzip
+
+    import numpy as np
+
+    from shifteval.datasets.real import encode_idx
+
+    folder.mkdir(parents=True)
+    for prefix, sl in (("train", slice(0, split_at)), ("t10k", slice(split_at, None))):
+        (folder / f"{prefix}-images-idx3-ubyte.gz").write_bytes(gzip.compress(encode_idx(images[sl])))
+        (folder / f"{prefix}-labels-idx1-ubyte").write_bytes(encode_idx(np.asarray(labels[sl], np.uint8)))
+
+
+def test_ood_autoeval_runs_on_mnist_and_fashion_mnist_idx_files(tmp_path):
+    """real.yaml's path: MNIST as the training distribution, Fashion-MNIST as a real OOD source (tiny
+    files in the official idx format synthesized here)."""
+    import numpy as np
+    from conftest import copy_project
+
+    from shifteval import autoeval as ae
+    from shifteval.datasets.world import base_digits
+
+    digits, labels = base_digits(28)
+    _write_idx_dataset(tmp_path / "mnist", np.round(digits * 255).astype(np.uint8), labels, split_at=1300)
+    clothes = np.round(ae.ood_images("textures", 300, side=28, seed=5) * 255).astype(np.uint8)
+    _write_idx_dataset(tmp_path / "fashion", clothes, np.zeros(300, int), split_at=100)
+    project = copy_project(tmp_path / "project")
+    small = ["epochs=2", "second_epochs=1", "meta_sets=8", "meta_val_sets=3", "meta_set_size=60", "ood_pool=150",
+             "set_size=100", "repeats=1", "outlier_exposure=200", "detector_epochs=1", "percentile_grid=[99, 99.5]",
+             "ood_share_grid=[0.0, 0.1]", "id_sources=[test, 'test+fog@3']"]
+    out = shifteval("run", "ood-autoeval", "--params", "real", "-p", f"data_dir={tmp_path / 'mnist'}",
+                    "-p", f"ood_dirs={{fashion-mnist: {tmp_path / 'fashion'}}}", *[a for p in small for a in ("-p", p)],
+                    cwd=project, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    res = json.loads((project / "book" / "chapters" / "ood-autoeval.results.json").read_text())
+    assert res["data"].startswith("MNIST idx files") and res["ood_sources"][-1] == "fashion-mnist"
+    assert "test + fashion-mnist" in res["table1"] and "test+fog@3 + fashion-mnist" in res["table1"]
+    assert set(res["unseen_transforms"]) == {"test-A (cutout)", "test-B (shear + contrast)"}
+    assert 0 <= res["rmse_at_10pct_ood"]["autoeval_energy_ood"] <= 100
+
+
+def test_ood_autoeval_names_a_missing_ood_file(tmp_path):
+    from conftest import copy_project
+
+    project = copy_project(tmp_path / "project")
+    out = shifteval("run", "ood-autoeval", "--params", "smoke", "-p", f"ood_dirs={{fashion-mnist: {tmp_path}}}",
+                    cwd=project, timeout=600)
+    assert out.returncode == 1
+    assert "fashion-mnist: missing file" in out.stderr and "t10k-images-idx3-ubyte" in out.stderr
 
 
 # --- the built book in a real browser --------------------------------------------------------------

@@ -68,8 +68,9 @@ def test_cifar101_and_cifar102(tmp_path):
         real.load("cifar10.2", tmp_path, split="train")
 
 
+@pytest.mark.parametrize("name", ["mnist", "fashion-mnist"])
 @pytest.mark.parametrize("gz", [False, True])
-def test_mnist_idx_files(tmp_path, gz):
+def test_mnist_idx_files(tmp_path, gz, name):
     imgs = RNG.integers(0, 256, (6, 28, 28), dtype=np.uint8)
     labels = np.array([5, 0, 4, 1, 9, 2], dtype=np.uint8)
     for fname, arr in (("t10k-images-idx3-ubyte", imgs), ("t10k-labels-idx1-ubyte", labels)):
@@ -78,8 +79,11 @@ def test_mnist_idx_files(tmp_path, gz):
             (tmp_path / (fname + ".gz")).write_bytes(gzip.compress(data))
         else:
             (tmp_path / fname).write_bytes(data)
-    images, lab = real.load("mnist", tmp_path)
+    images, lab = real.load(name, tmp_path)
     assert np.array_equal(images, imgs) and lab.tolist() == [5, 0, 4, 1, 9, 2] and lab.dtype == np.int64
+    with pytest.raises(real.DatasetError, match=f"{name}: missing file .*train-images-idx3-ubyte") as err:
+        real.load(name, tmp_path, split="train")
+    assert ("zalandoresearch" if name == "fashion-mnist" else "MNIST database") in str(err.value)
 
 
 def test_mnist_corrupted_files(tmp_path):

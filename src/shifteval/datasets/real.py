@@ -60,6 +60,11 @@ SPECS = {
         "LeCun et al., the MNIST database (yann.lecun.com/exdb/mnist and its mirrors)",
         ("train", "test"), "test",
     ),
+    "fashion-mnist": _Spec(
+        "<root>/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz] (idx files named as MNIST's)",
+        "Xiao et al. (2017), https://github.com/zalandoresearch/fashion-mnist",
+        ("train", "test"), "test",
+    ),
     "imagenet": _Spec(
         "<root>/val/<WordNet id, e.g. n01440764>/*.JPEG, 1,000 class folders (labels follow sorted WordNet ids)",
         "Russakovsky et al. (2015), https://image-net.org",
@@ -214,13 +219,22 @@ def _read_idx(name: str, path: Path, expected_dims: int):
     return body.reshape(dims)
 
 
-def _load_mnist(root: Path, split: str):
+def _load_idx_pair(name: str, root: Path, split: str):
+    """MNIST's four-file idx layout, shared by Fashion-MNIST."""
     prefix = "train" if split == "train" else "t10k"
-    images = _read_idx("mnist", root / f"{prefix}-images-idx3-ubyte", 3)
-    labels = _read_idx("mnist", root / f"{prefix}-labels-idx1-ubyte", 1).astype(np.int64)
+    images = _read_idx(name, root / f"{prefix}-images-idx3-ubyte", 3)
+    labels = _read_idx(name, root / f"{prefix}-labels-idx1-ubyte", 1).astype(np.int64)
     if len(images) != len(labels):
-        raise _fail("mnist", f"{prefix}: {len(images)} images but {len(labels)} labels")
+        raise _fail(name, f"{prefix}: {len(images)} images but {len(labels)} labels")
     return images.copy(), labels
+
+
+def _load_mnist(root: Path, split: str):
+    return _load_idx_pair("mnist", root, split)
+
+
+def _load_fashion_mnist(root: Path, split: str):
+    return _load_idx_pair("fashion-mnist", root, split)
 
 
 # --- class folders ---------------------------------------------------------------------------------
@@ -281,6 +295,7 @@ _LOADERS = {
     "cifar10.2": _load_cifar102,
     "cinic10": _load_cinic10,
     "mnist": _load_mnist,
+    "fashion-mnist": _load_fashion_mnist,
     "imagenet": _load_imagenet,
     "imagenetv2": _load_imagenetv2,
 }
@@ -291,11 +306,11 @@ def load(name: str, root, split=None):
 
     Parameters
     ----------
-    name : {"cifar10", "cifar10.1", "cifar10.2", "cinic10", "mnist", "imagenet", "imagenetv2"}
+    name : {"cifar10", "cifar10.1", "cifar10.2", "cinic10", "mnist", "fashion-mnist", "imagenet", "imagenetv2"}
     root : path
         The folder holding the dataset as published (see ``SPECS[name].layout``).
     split : str, optional
-        ``train``/``test`` (CIFAR-10, CIFAR-10.2, MNIST), ``train``/``valid``/``test`` (CINIC-10),
+        ``train``/``test`` (CIFAR-10, CIFAR-10.2, MNIST, Fashion-MNIST), ``train``/``valid``/``test`` (CINIC-10),
         ``v6``/``v4`` (CIFAR-10.1), ``val`` (ImageNet), ``matched-frequency``/``threshold-0.7``/
         ``top-images`` (ImageNetV2, or ``None`` when ``root`` is the class-folder directory itself).
         Defaults to the evaluation split.
