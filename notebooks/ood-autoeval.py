@@ -41,7 +41,8 @@
 #   $$ \widehat{\mathrm{Acc}}(D) = \frac{|D_{\text{ID}}|}{|D|}\; g\bigl(h(D_{\text{ID}})\bigr),
 #      \qquad D_{\text{ID}} = \{x \in D : E(x; f) \le \tau\}. $$
 #
-# Here the classifier is trained on the replication world's digits; the unlabeled test sets mix 900 digits
+# Here the classifier is trained on the replication world's digits (on MNIST with `--params real`); the
+# unlabeled test sets mix 900 digits
 # (from v1, the replicated sets, or perturbed v1) with 100 foreign images cut from photographs, rendered
 # letters or synthetic textures, as the paper's §4.1 mixes CIFAR-10.1 with SVHN, LSUN, iSUN and ImageNet.
 # The detector's auxiliary outliers — patches of the other pictures bundled with matplotlib and rendered
@@ -265,13 +266,14 @@ viz.figure("ood-autoeval-fig3")
 #
 # Each row is one ID source × OOD source, with several independent test sets of 1,000 images (900 ID +
 # 100 OOD); entries are RMSE in accuracy points between estimated and true accuracy, where the truth counts
-# every OOD image as an error. *softmax τ* counts images with max-softmax above τ; *average confidence*
-# is the mean max-softmax; *DoC* shifts the validation accuracy by the drop in mean confidence
+# every OOD image as an error. *softmax τ* counts images with max-softmax above τ; *avg. conf.* is the
+# mean max-softmax; *DoC* shifts the validation accuracy by the drop in mean confidence
 # {cite:p}`guillory2021doc`; *ATC* counts images above a confidence threshold fitted on validation data so
 # that the share below it equals the validation error {cite:p}`garg2022atc`; *rotation* regresses accuracy on
-# the rotation head's accuracy over the meta-sets {cite:p}`deng2021rotation`; *autoeval_linear* regresses
-# on FD alone; *autoeval* is the MLP without OOD detection; *autoeval_energy_ood* is the paper's method.
-# {numref}`tbl-ood-autoeval-table1` gives every method's RMSE.
+# the rotation head's accuracy over the meta-sets {cite:p}`deng2021rotation`; *AutoEval (FD, linear)*
+# regresses on FD alone; *AutoEval* is the MLP without OOD detection; *AutoEval + energy OOD* is the
+# paper's method. {numref}`tbl-ood-autoeval-table1` gives every method's RMSE; `ood-autoeval.results.json`
+# records them under the method names of `shifteval.autoeval.METHODS`.
 
 # %% tags=["remove-stderr"]
 main = ae.evaluate(est, outs, id_labels, outs, ood_share=ood_share, percentile=threshold_percentile, **mixing)
@@ -288,7 +290,7 @@ display(Markdown(
     + ("— lower, as the paper found (4.61 → 2.91 on CIFAR-10)." if better else
        "— *not* lower here, unlike the paper (4.61 → 2.91 on CIFAR-10); see the threshold analysis below.")
     + f" Rotation prediction: {rmse_10['rotation']:.2f}; best baseline: "
-    f"{min((k for k in METHODS if not k.startswith('autoeval')), key=rmse_10.get)}."
+    f"{ae.METHOD_LABELS[min((k for k in METHODS if not k.startswith('autoeval')), key=rmse_10.get)]}."
 ))
 
 # %% [markdown]

@@ -1,5 +1,6 @@
 """Smoke execution of every chapter, the linear-fits numbers, and a warning-free book build."""
 
+import contextlib
 import json
 import re
 import shutil
@@ -290,30 +291,41 @@ def test_ood_autoeval_names_a_missing_ood_file(tmp_path):
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def _browse(html_root, shots, edition):
-    """Open every page of a built book in headless Chromium with networking off; report per page."""
+def _browse(html_root, shots, base_url=None):
+    """Open every page of a built book in headless Chromium with networking off; report per page.
+
+    Pages are opened from the file system, or with ``base_url`` from a static web server serving
+    ``html_root`` (the only address the browser may then reach).
+    """
     from playwright.sync_api import sync_playwright
 
     pages = sorted(p for p in html_root.rglob("*.html") if "_static" not in p.parts and "_sources" not in p.parts
                    and 'http-equiv="Refresh"' not in p.read_text(encoding="utf-8"))  # the root index only redirects
     shots.mkdir(parents=True, exist_ok=True)
     report = {}
+
+    def local(url):
+        return base_url is not None and url.startswith(base_url)
+
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--host-resolver-rules=MAP * ~NOTFOUND"])
-        context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
-        context.route(re.compile(r"^https?://"), lambda route: route.abort())  # nothing leaves the machine
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+        context = browser.new_context(offline=base_url is None, viewport={"width": 1280, "height": 900})
+        # nothing leaves the machine
+        context.route(re.compile(r"^https?://"), lambda route: route.continue_() if local(route.request.url) else route.abort())
         for path in pages:
             page = context.new_page()
             errors, remote = [], []
             page.on("console", lambda msg, errors=errors: errors.append(msg.text) if msg.type == "error" else None)
             page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
-            page.on("request", lambda req, remote=remote: remote.append(req.url) if req.url.startswith("http") else None)
-            page.goto(path.as_uri(), wait_until="load")
+            page.on("request", lambda req, remote=remote: remote.append(req.url)
+                    if req.url.startswith("http") and not local(req.url) else None)
+            relative = path.relative_to(html_root).as_posix()
+            page.goto(path.as_uri() if base_url is None else base_url + relative, wait_until="load")
             has_math = page.evaluate("document.querySelectorAll('.math').length") > 0
             if has_math:  # MathJax 3: typesetting is done when its startup promise resolves
                 page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=60_000)
                 page.evaluate("MathJax.startup.promise.then(() => true)")
-            report[path.relative_to(html_root).as_posix()] = {
+            report[relative] = {
                 "errors": errors,
                 "remote_requests": remote,
                 "broken_images": page.evaluate(
@@ -331,11 +343,32 @@ def _browse(html_root, shots, edition):
                 "solutions": page.evaluate("document.querySelectorAll('.solution').length"),
                 "text": page.evaluate("document.body.innerText"),
             }
-            name = path.relative_to(html_root).as_posix().replace("/", "__").removesuffix(".html")
+            name = relative.replace("/", "__").removesuffix(".html")
             page.screenshot(path=str(shots / f"{name}.png"), full_page=False)
             page.close()
         browser.close()
     return report
+
+
+@contextlib.contextmanager
+def _static_server(folder):
+    """A static web server for ``folder`` on a free local port; yields its base URL."""
+    import functools
+    import http.server
+    import threading
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (.ci/run installs Debian's chromium)")
@@ -349,7 +382,9 @@ def test_book_in_a_browser_full_and_student_editions(built_book):
     assert (student_root / "index.html").is_file()
     reports = {}
     for edition, html_root in (("full", project / "_build" / "html"), ("student", student_root)):
-        reports[edition] = _browse(html_root, ROOT / "_build" / "screenshots" / edition, edition)
+        reports[edition] = _browse(html_root, ROOT / "_build" / "screenshots" / edition)
+    with _static_server(project / "_build" / "html") as base_url:  # the same book from a web server
+        reports["full, served"] = _browse(project / "_build" / "html", ROOT / "_build" / "screenshots" / "served", base_url)
     for edition, report in reports.items():
         for page, r in report.items():
             where = f"{edition}: {page}"
