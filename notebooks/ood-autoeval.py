@@ -231,11 +231,9 @@ viz.table("ood-autoeval-detection", detection.style.format({"AUROC": "{:.3f}", "
 # optimistic; the test sets below are the independent check.
 
 # %%
-ref = est.ref
-val_acc = np.array([float((o.logits.argmax(1) == y).mean()) for o, y in zip(bb.meta_val, bb.meta_val_labels)])
-train_acc = np.array([float((o.logits.argmax(1) == y).mean()) for o, y in zip(bb.meta_train, bb.meta_train_labels)])
-fd_train = np.array([ae.representation(o.features, ref)[-1] for o in bb.meta_train])
-fd_val = np.array([ae.representation(o.features, ref)[-1] for o in bb.meta_val])
+reps_train, train_acc = ae.meta_targets(bb.meta_train, bb.meta_train_labels, est.ref)
+reps_val, val_acc = ae.meta_targets(bb.meta_val, bb.meta_val_labels, est.ref)
+fd_train, fd_val = reps_train[:, -1], reps_val[:, -1]
 pred_mlp = np.array([est.predict_mlp(o) for o in bb.meta_val])
 pred_lin = np.array([est.predict_linear(o) for o in bb.meta_val])
 meta_validation = {"mlp": ae.rmse(pred_mlp, val_acc), "linear_fd": ae.rmse(pred_lin, val_acc), "mlp_alpha": est.mlp_alpha,

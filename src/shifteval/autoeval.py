@@ -444,6 +444,14 @@ def atc_threshold(confidence, correct) -> float:
     return float(np.quantile(confidence, error)) if error > 0 else float(confidence.min())
 
 
+def meta_targets(outputs: list, labels: list, ref: Reference):
+    """The regression data of a list of meta-sets: each set's representation (§3.2; FD in the last
+    column) and the classifier's accuracy on it."""
+    reps = np.stack([representation(o.features, ref) for o in outputs])
+    acc = np.array([float((o.logits.argmax(1) == y).mean()) for o, y in zip(outputs, labels)])
+    return reps, acc
+
+
 def fit(meta_outputs, meta_labels, train_outputs: Outputs, val_outputs: Outputs, val_labels, *,
         hidden=(128, 64, 32, 16), alphas=(1.0, 1e-3, 1e-2, 0.1, 10.0), val_meta=None, seed: int = 0,
         temperature: float = 1.0) -> AutoEval:
@@ -475,15 +483,14 @@ def fit(meta_outputs, meta_labels, train_outputs: Outputs, val_outputs: Outputs,
     if len(meta_outputs) < 2 or len(meta_outputs) != len(meta_labels):
         raise ValueError("need at least two meta-sets, each with its labels")
     ref = reference(train_outputs, temperature)
-    reps = np.stack([representation(o.features, ref) for o in meta_outputs])
-    acc = np.array([float((o.logits.argmax(1) == y).mean()) for o, y in zip(meta_outputs, meta_labels)])
+    reps, acc = meta_targets(meta_outputs, meta_labels, ref)
+
     def mlp_with(alpha):
         model = MLPRegressor(hidden_layer_sizes=tuple(hidden), alpha=alpha, max_iter=3000, random_state=seed)
         return make_pipeline(StandardScaler(), model).fit(reps, acc)
 
     if val_meta is not None and len(alphas) > 1:
-        v_reps = np.stack([representation(o.features, ref) for o in val_meta[0]])
-        v_acc = np.array([float((o.logits.argmax(1) == y).mean()) for o, y in zip(*val_meta)])
+        v_reps, v_acc = meta_targets(*val_meta, ref)
         scores = {a: rmse(mlp_with(a).predict(v_reps), v_acc) for a in alphas}
         alpha = min(scores, key=scores.get)
     else:

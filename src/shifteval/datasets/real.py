@@ -9,6 +9,7 @@ the file, the expected layout and where the dataset is published.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import pickle
@@ -229,14 +230,6 @@ def _load_idx_pair(name: str, root: Path, split: str):
     return images.copy(), labels
 
 
-def _load_mnist(root: Path, split: str):
-    return _load_idx_pair("mnist", root, split)
-
-
-def _load_fashion_mnist(root: Path, split: str):
-    return _load_idx_pair("fashion-mnist", root, split)
-
-
 # --- class folders ---------------------------------------------------------------------------------
 
 
@@ -294,8 +287,8 @@ _LOADERS = {
     "cifar10.1": _load_cifar101,
     "cifar10.2": _load_cifar102,
     "cinic10": _load_cinic10,
-    "mnist": _load_mnist,
-    "fashion-mnist": _load_fashion_mnist,
+    "mnist": functools.partial(_load_idx_pair, "mnist"),
+    "fashion-mnist": functools.partial(_load_idx_pair, "fashion-mnist"),
     "imagenet": _load_imagenet,
     "imagenetv2": _load_imagenetv2,
 }
