@@ -17,11 +17,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from _timing import median_time
 
 from shifteval import autoeval as ae
-from shifteval import pipeline
+from shifteval.book import pipeline
 from shifteval.datasets import world as worlds
 
 
@@ -41,21 +40,43 @@ def main():
     sets = [s for s, _, _ in ae.meta_dataset(x[3000:], y[3000:], args.sets, args.set_size, seed=0)]
 
     batched = median_time(lambda: [ae.compute_outputs(model, s, rotation=True) for s in sets], args.repeats)
-    per_image = median_time(lambda: [ae.compute_outputs(model, s[i : i + 1], rotation=True)
-                                     for s in sets[:2] for i in range(len(s))], args.repeats) * len(sets) / 2
-    print(f"{args.sets} meta-sets of {args.set_size} images: batched {batched:.2f} s, per image {per_image:.2f} s "
-          f"-> {per_image / batched:.1f}x")
+    per_image = (
+        median_time(
+            lambda: [
+                ae.compute_outputs(model, s[i : i + 1], rotation=True)
+                for s in sets[:2]
+                for i in range(len(s))
+            ],
+            args.repeats,
+        )
+        * len(sets)
+        / 2
+    )
+    print(
+        f"{args.sets} meta-sets of {args.set_size} images: batched {batched:.2f} s, per image {per_image:.2f} s "
+        f"-> {per_image / batched:.1f}x"
+    )
 
     with tempfile.TemporaryDirectory() as cache:
-        kwargs = dict(epochs=args.epochs, n_sets=args.sets, n_val_sets=2, set_size=args.set_size, cache=cache,
-                      progress=False)
+        kwargs = dict(
+            epochs=args.epochs,
+            n_sets=args.sets,
+            n_val_sets=2,
+            set_size=args.set_size,
+            cache=cache,
+            progress=False,
+        )
         pools = (x[3000:4000], y[3000:4000]), (x[4000:], y[4000:])
         start = time.perf_counter()
         ae.prepare_backbone("cnn", x[:3000], y[:3000], *pools, **kwargs)
         cold = time.perf_counter() - start
-        warm = median_time(lambda: ae.prepare_backbone("cnn", x[:3000], y[:3000], *pools, **kwargs), args.repeats)
+        warm = median_time(
+            lambda: ae.prepare_backbone("cnn", x[:3000], y[:3000], *pools, **kwargs), args.repeats
+        )
     print(f"prepare_backbone: cold {cold:.1f} s, warm (cache) {warm:.2f} s -> {cold / warm:.0f}x")
-    print(f"median of per-set batched time: {batched / args.sets:.3f} s; {np.round(per_image / args.sets, 3)} s per image-wise set")
+    print(
+        f"median of per-set batched time: {batched / args.sets:.3f} s; {np.round(per_image / args.sets, 3)} s per image-wise set"
+    )
     if args.chapter:
         time_chapter()
 
@@ -66,9 +87,13 @@ def time_chapter(budget: float = 300.0):
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["SHIFTEVAL_CACHE"] = str(Path(tmp) / "cache")
         for label in ("cold", "warm"):
-            run = pipeline.run_chapter("ood-autoeval", force=True, out=Path(tmp) / "out", root=root, progress=False)
-            print(f"chapter ood-autoeval, default parameters, {label} cache: {run.duration:.0f} s "
-                  f"({run.duration / budget:.2f} of the {budget:.0f} s budget)")
+            run = pipeline.run_chapter(
+                "ood-autoeval", force=True, out=Path(tmp) / "out", root=root, progress=False
+            )
+            print(
+                f"chapter ood-autoeval, default parameters, {label} cache: {run.duration:.0f} s "
+                f"({run.duration / budget:.2f} of the {budget:.0f} s budget)"
+            )
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-
 from _timing import median_time
 
 from shifteval import linfit
@@ -28,7 +27,6 @@ def polyfit_loop(x, y, n_boot, rng):
     return slopes, intercepts
 
 
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n-boot", type=int, default=100_000)
@@ -37,7 +35,9 @@ def main() -> None:
 
     table = published.load_table("recht2019_imagenet_top1_matchedfrequency")  # 67 models
     x, y = table.orig_acc.to_numpy() / 100, table.new_acc.to_numpy() / 100
-    fast = median_time(lambda: linfit.bootstrap_lines(x, y, args.n_boot, np.random.default_rng(0)), args.repeats)
+    fast = median_time(
+        lambda: linfit.bootstrap_lines(x, y, args.n_boot, np.random.default_rng(0)), args.repeats
+    )
     ref = median_time(lambda: polyfit_loop(x, y, args.n_boot, np.random.default_rng(0)), args.repeats)
     # same answers: compare the two on a small run drawn from identical index streams
     a = linfit.bootstrap_lines(x, y, 1000, np.random.default_rng(1), chunk=1)

@@ -25,7 +25,9 @@ def main():
     args = parser.parse_args()
     model = pretrained.load_model(args.model, None)
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-    print(f"{args.model}, batch {args.batch_size}, 224x224, torch {torch.__version__}, {torch.get_num_threads()} CPU threads")
+    print(
+        f"{args.model}, batch {args.batch_size}, 224x224, torch {torch.__version__}, {torch.get_num_threads()} CPU threads"
+    )
     for dev in devices:
         m = model.to(dev)
         x = torch.randn(args.batch_size, 3, 224, 224, device=dev)

@@ -29,8 +29,12 @@ def reference_em(counts, n, k, rounds, seed=0):
         resp = comp / comp.sum(axis=0, keepdims=True)
         weights = resp.mean(axis=1)
         for j in range(k):
-            res = optimize.minimize(lambda p, r=resp[j]: -np.dot(r, stats.betabinom.logpmf(counts, n, *p)),
-                                    params[j], method="L-BFGS-B", bounds=[(1e-3, 1e4)] * 2)
+            res = optimize.minimize(
+                lambda p, r=resp[j]: -np.dot(r, stats.betabinom.logpmf(counts, n, *p)),
+                params[j],
+                method="L-BFGS-B",
+                bounds=[(1e-3, 1e4)] * 2,
+            )
             params[j] = res.x
     return weights, params
 
@@ -60,10 +64,14 @@ def main():
     ref = per_round * 200
     ref_means = np.sort(params[:, 0] / params.sum(axis=1))
     print(f"{args.items} items x {args.annotators} annotators, k = 3")
-    print(f"fit_betabinomial_mixture : {fast:7.2f} s (median of {args.repeats}; target <= 5 s), "
-          f"{fit.n_iter} EM iterations after restarts, max |mean - truth| = {np.abs(fit.means - truth).max():.4f}")
-    print(f"reference EM (200 rounds): {ref:7.1f} s (measured {per_round:.2f} s/round over {args.ref_rounds} rounds, x200); "
-          f"after {args.ref_rounds} rounds max |mean - truth| = {np.abs(ref_means - truth).max():.4f}")
+    print(
+        f"fit_betabinomial_mixture : {fast:7.2f} s (median of {args.repeats}; target <= 5 s), "
+        f"{fit.n_iter} EM iterations after restarts, max |mean - truth| = {np.abs(fit.means - truth).max():.4f}"
+    )
+    print(
+        f"reference EM (200 rounds): {ref:7.1f} s (measured {per_round:.2f} s/round over {args.ref_rounds} rounds, x200); "
+        f"after {args.ref_rounds} rounds max |mean - truth| = {np.abs(ref_means - truth).max():.4f}"
+    )
     print(f"speed-up: {ref / fast:.1f}x")
 
 

@@ -13,7 +13,6 @@ import argparse
 import time
 
 import numpy as np
-
 from _timing import median_time
 
 from shifteval import corruptions, mlm
@@ -38,8 +37,10 @@ def main():
         for level in corruptions.LEVELS:
             predict_torch(model, corruptions.corrupt(x, name, level, seed=0))
     sweep = time.perf_counter() - start
-    print(f"sweep: 12 perturbations x 10 levels x {len(x)} images with predictions: {sweep:.1f} s "
-          f"({sweep / 180:.2f} of the 180 s budget)")
+    print(
+        f"sweep: 12 perturbations x 10 levels x {len(x)} images with predictions: {sweep:.1f} s "
+        f"({sweep / 180:.2f} of the 180 s budget)"
+    )
 
     sub = x[: args.per_image]
     print(f"\nper perturbation, level 5, {len(sub)} images (median of {args.repeats}):")

@@ -49,7 +49,8 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from shifteval import linfit, results, viz
+from shifteval import linfit, viz
+from shifteval.book import results
 from shifteval.datasets import published
 
 viz.set_style()
@@ -57,13 +58,16 @@ reported = published.reported()
 paper = reported["recht2019"]
 sizes = paper["test_set_sizes"]
 tables = {name: published.load_table(name) for name in published.list_tables()}
-viz.table("linear-fits-sources", pd.DataFrame(
-    {
-        "models": [len(t) for t in tables.values()],
-        "source": [published.provenance(n)["source"] for n in tables],
-    },
-    index=list(tables),
-))
+viz.table(
+    "linear-fits-sources",
+    pd.DataFrame(
+        {
+            "models": [len(t) for t in tables.values()],
+            "source": [published.provenance(n)["source"] for n in tables],
+        },
+        index=list(tables),
+    ),
+)
 
 # %% [markdown]
 # ```{glue:figure} linear-fits-sources
@@ -111,8 +115,11 @@ comparison = pd.DataFrame(
         }
         for label, fit, ref in [
             ("CIFAR-10 (34 models)", fits["cifar10"], paper["cifar10_fit"]),
-            ("ImageNet top-1 MatchedFrequency (64 CNNs)", fits["imagenet_top1_matchedfrequency"],
-             paper["imagenet_top1_matchedfrequency_fit"]),
+            (
+                "ImageNet top-1 MatchedFrequency (64 CNNs)",
+                fits["imagenet_top1_matchedfrequency"],
+                paper["imagenet_top1_matchedfrequency_fit"],
+            ),
         ]
     ]
 ).set_index("fit")
@@ -133,13 +140,23 @@ viz.table("linear-fits-fits", comparison)
 # %%
 ci_of = published.ci_fractions
 fig, axes = plt.subplots(1, 2, figsize=(11, 5.3))
-viz.fit_panel(
-    axes[0], cifar.orig_acc / 100, cifar.new_acc / 100, fits["cifar10"],
-    orig_ci=ci_of(cifar, "orig"), new_ci=ci_of(cifar, "new"), title="CIFAR-10",
+viz.linear_fits.fit_panel(
+    axes[0],
+    cifar.orig_acc / 100,
+    cifar.new_acc / 100,
+    fits["cifar10"],
+    orig_ci=ci_of(cifar, "orig"),
+    new_ci=ci_of(cifar, "new"),
+    title="CIFAR-10",
 )
-viz.fit_panel(
-    axes[1], imnet_cnn.orig_acc / 100, imnet_cnn.new_acc / 100, fits["imagenet_top1_matchedfrequency"],
-    orig_ci=ci_of(imnet_cnn, "orig"), new_ci=ci_of(imnet_cnn, "new"), title="ImageNet top-1, MatchedFrequency",
+viz.linear_fits.fit_panel(
+    axes[1],
+    imnet_cnn.orig_acc / 100,
+    imnet_cnn.new_acc / 100,
+    fits["imagenet_top1_matchedfrequency"],
+    orig_ci=ci_of(imnet_cnn, "orig"),
+    new_ci=ci_of(imnet_cnn, "new"),
+    title="ImageNet top-1, MatchedFrequency",
 )
 fig.tight_layout()
 viz.figure("linear-fits-fig1")
@@ -171,7 +188,10 @@ for name, n_orig, n_new in [
     for prefix, n in (("orig", n_orig), ("new", n_new)):
         low, high = linfit.clopper_pearson(np.round(t[f"{prefix}_acc"] / 100 * n).astype(int), n)
         cp_dev[f"{name}:{prefix}"] = float(
-            max(np.abs(100 * low - t[f"{prefix}_ci_low"]).max(), np.abs(100 * high - t[f"{prefix}_ci_high"]).max())
+            max(
+                np.abs(100 * low - t[f"{prefix}_ci_low"]).max(),
+                np.abs(100 * high - t[f"{prefix}_ci_high"]).max(),
+            )
         )
 viz.table("linear-fits-cp", pd.Series(cp_dev, name="largest |ours − printed| (points)").round(3).to_frame())
 
@@ -199,16 +219,19 @@ table2 = {
     s: {k: linfit.mean_change(tables[f"recht2019_imagenet_{k}_{s}"]) for k in ("top1", "top5")}
     for s in strategies
 }
-viz.table("linear-fits-table2", pd.DataFrame(
-    {
-        "top-1 change (ours)": [table2[s]["top1"] for s in strategies],
-        "top-1 change (paper)": [paper["table2"][s]["top1"] for s in strategies],
-        "top-5 change (ours)": [table2[s]["top5"] for s in strategies],
-        "top-5 change (paper)": [paper["table2"][s]["top5"] for s in strategies],
-        "selection frequency (paper)": [paper["table2"][s]["selection_frequency"] for s in strategies],
-    },
-    index=["MatchedFrequency", "Threshold0.7", "TopImages"],
-).round(2))
+viz.table(
+    "linear-fits-table2",
+    pd.DataFrame(
+        {
+            "top-1 change (ours)": [table2[s]["top1"] for s in strategies],
+            "top-1 change (paper)": [paper["table2"][s]["top1"] for s in strategies],
+            "top-5 change (ours)": [table2[s]["top5"] for s in strategies],
+            "top-5 change (paper)": [paper["table2"][s]["top5"] for s in strategies],
+            "selection frequency (paper)": [paper["table2"][s]["selection_frequency"] for s in strategies],
+        },
+        index=["MatchedFrequency", "Threshold0.7", "TopImages"],
+    ).round(2),
+)
 
 # %% [markdown]
 # ```{glue:figure} linear-fits-table2
@@ -229,8 +252,12 @@ viz.table("linear-fits-table2", pd.DataFrame(
 # %%
 strategy_fits = {
     s: linfit.fit_table(
-        tables[f"recht2019_imagenet_top1_{s}"][~published.is_fisher_vector(tables[f"recht2019_imagenet_top1_{s}"].model)],
-        n_boot=n_boot, ci=ci, seed=seed,
+        tables[f"recht2019_imagenet_top1_{s}"][
+            ~published.is_fisher_vector(tables[f"recht2019_imagenet_top1_{s}"].model)
+        ],
+        n_boot=n_boot,
+        ci=ci,
+        seed=seed,
     )
     for s in strategies
 }
@@ -238,14 +265,32 @@ fig, axes = plt.subplots(1, 2, figsize=(11, 5.3))
 for ax, s, title in zip(axes, ["threshold0.7", "topimages"], ["Threshold0.7", "TopImages"]):
     t = tables[f"recht2019_imagenet_top1_{s}"]
     t = t[~published.is_fisher_vector(t.model)]
-    viz.fit_panel(ax, t.orig_acc / 100, t.new_acc / 100, strategy_fits[s],
-                  orig_ci=ci_of(t, "orig"), new_ci=ci_of(t, "new"), title=f"ImageNet top-1, {title}")
+    viz.linear_fits.fit_panel(
+        ax,
+        t.orig_acc / 100,
+        t.new_acc / 100,
+        strategy_fits[s],
+        orig_ci=ci_of(t, "orig"),
+        new_ci=ci_of(t, "new"),
+        title=f"ImageNet top-1, {title}",
+    )
 fig.tight_layout()
 viz.figure("linear-fits-fig2")
-viz.table("linear-fits-strategies", pd.DataFrame(
-    {s: {"slope": f.slope, "offset (%)": 100 * f.intercept, "slope CI low": f.slope_ci[0],
-         "slope CI high": f.slope_ci[1], "r": f.r} for s, f in strategy_fits.items()}
-).T.round(3))
+viz.table(
+    "linear-fits-strategies",
+    pd.DataFrame(
+        {
+            s: {
+                "slope": f.slope,
+                "offset (%)": 100 * f.intercept,
+                "slope CI low": f.slope_ci[0],
+                "slope CI high": f.slope_ci[1],
+                "r": f.r,
+            }
+            for s, f in strategy_fits.items()
+        }
+    ).T.round(3),
+)
 
 # %% [markdown]
 # ```{glue:figure} linear-fits-fig2
@@ -278,17 +323,33 @@ all_fits = {
 fv = published.is_fisher_vector(imnet.model)
 fig, axes = plt.subplots(1, 2, figsize=(11, 5.3))
 for ax, scale in zip(axes, linfit.SCALES):
-    viz.fit_panel(ax, imnet.orig_acc[~fv] / 100, imnet.new_acc[~fv] / 100, all_fits[scale],
-                  orig_ci=ci_of(imnet[~fv], "orig"), new_ci=ci_of(imnet[~fv], "new"),
-                  extra=(imnet.orig_acc[fv] / 100, imnet.new_acc[fv] / 100), extra_label="Fisher vectors",
-                  title=f"{scale} axes, all 67 models")
+    viz.linear_fits.fit_panel(
+        ax,
+        imnet.orig_acc[~fv] / 100,
+        imnet.new_acc[~fv] / 100,
+        all_fits[scale],
+        orig_ci=ci_of(imnet[~fv], "orig"),
+        new_ci=ci_of(imnet[~fv], "new"),
+        extra=(imnet.orig_acc[fv] / 100, imnet.new_acc[fv] / 100),
+        extra_label="Fisher vectors",
+        title=f"{scale} axes, all 67 models",
+    )
 fig.tight_layout()
 viz.figure("linear-fits-fig3")
-viz.table("linear-fits-probit", pd.DataFrame(
-    {s: {"slope": f.slope, "intercept": f.intercept, "r": f.r,
-         "rms residual (points)": 100 * f.residual_rms(imnet.orig_acc / 100, imnet.new_acc / 100)}
-     for s, f in all_fits.items()}
-).T.round(3))
+viz.table(
+    "linear-fits-probit",
+    pd.DataFrame(
+        {
+            s: {
+                "slope": f.slope,
+                "intercept": f.intercept,
+                "r": f.r,
+                "rms residual (points)": 100 * f.residual_rms(imnet.orig_acc / 100, imnet.new_acc / 100),
+            }
+            for s, f in all_fits.items()
+        }
+    ).T.round(3),
+)
 
 # %% [markdown]
 # ```{glue:figure} linear-fits-fig3
@@ -317,7 +378,7 @@ viz.table("linear-fits-probit", pd.DataFrame(
 
 # %%
 fig, ax = plt.subplots(figsize=(5.5, 5.3))
-viz.rank_change(ax, imnet.orig_acc, imnet.new_acc, names=imnet.model.to_numpy())
+viz.linear_fits.rank_change(ax, imnet.orig_acc, imnet.new_acc, names=imnet.model.to_numpy())
 ax.set_title("ImageNet top-1, MatchedFrequency")
 viz.figure("linear-fits-fig4")
 rank_summary = {
@@ -360,16 +421,26 @@ eng = tables["engstrom2020_imagenet"]
 eng_fit = linfit.fit_table(eng, n_boot=n_boot, ci=ci, seed=seed)
 eng_probit = linfit.fit_table(eng, scale="probit", n_boot=n_boot, ci=ci, seed=seed)
 fig, ax = plt.subplots(figsize=(5.8, 5.5))
-viz.fit_panel(ax, eng.orig_acc / 100, eng.new_acc / 100, eng_fit, title="136 timm models (Engstrom et al. 2020)")
-ax.plot(np.linspace(0.55, 0.9, 50), fits["imagenet_top1_matchedfrequency"].predict(np.linspace(0.55, 0.9, 50)),
-        color="0.2", ls=":", lw=1.5, label="Recht et al. fit (64 CNNs)")
+viz.linear_fits.fit_panel(
+    ax, eng.orig_acc / 100, eng.new_acc / 100, eng_fit, title="136 timm models (Engstrom et al. 2020)"
+)
+ax.plot(
+    np.linspace(0.55, 0.9, 50),
+    fits["imagenet_top1_matchedfrequency"].predict(np.linspace(0.55, 0.9, 50)),
+    color="0.2",
+    ls=":",
+    lw=1.5,
+    label="Recht et al. fit (64 CNNs)",
+)
 ax.legend(loc="upper left", fontsize="small")
 viz.figure("linear-fits-fig5")
-display(Markdown(
-    f"Slope **{eng_fit.slope:.3f}** (95% CI {eng_fit.slope_ci[0]:.3f}–{eng_fit.slope_ci[1]:.3f}), offset "
-    f"**{100 * eng_fit.intercept:.1f}%**; Engstrom et al. report {reported['engstrom2020']['linear_fit_slope']['unadjusted']}"
-    f" ± {reported['engstrom2020']['linear_fit_slope']['unadjusted_pm']} for their unadjusted fit."
-))
+display(
+    Markdown(
+        f"Slope **{eng_fit.slope:.3f}** (95% CI {eng_fit.slope_ci[0]:.3f}–{eng_fit.slope_ci[1]:.3f}), offset "
+        f"**{100 * eng_fit.intercept:.1f}%**; Engstrom et al. report {reported['engstrom2020']['linear_fit_slope']['unadjusted']}"
+        f" ± {reported['engstrom2020']['linear_fit_slope']['unadjusted_pm']} for their unadjusted fit."
+    )
+)
 
 # %% [markdown]
 # ```{glue:figure} linear-fits-fig5
@@ -407,17 +478,24 @@ display(Markdown(
 # %%
 mu1, sigma1, mu2, sigma2 = 0.0, 1.0, 0.5, 0.8
 skills = np.linspace(-1.5, 2.5, gaussian_models)
-acc1, acc2 = linfit.simulate_gaussian_difficulty(skills, mu1, sigma1, mu2, sigma2, n_images=gaussian_images, seed=seed)
+acc1, acc2 = linfit.simulate_gaussian_difficulty(
+    skills, mu1, sigma1, mu2, sigma2, n_images=gaussian_images, seed=seed
+)
 u, v = linfit.gaussian_difficulty_line(mu1, sigma1, mu2, sigma2)
 gauss_fit = linfit.fit_linear(acc1, acc2, scale="probit", n_boot=min(n_boot, 10_000), seed=seed)
 fig, ax = plt.subplots(figsize=(5.8, 5.3))
-viz.gaussian_model_panel(ax, acc1, acc2, u, v, fitted=gauss_fit)
+viz.linear_fits.gaussian_model_panel(ax, acc1, acc2, u, v, fitted=gauss_fit)
 ax.set_title(f"μ₁={mu1}, σ₁={sigma1}; μ₂={mu2}, σ₂={sigma2}")
 viz.figure("linear-fits-fig6")
-viz.table("linear-fits-gaussian", pd.DataFrame(
-    {"analytic": {"u (slope)": u, "v (intercept)": v},
-     "simulated fit": {"u (slope)": gauss_fit.slope, "v (intercept)": gauss_fit.intercept}}
-).round(4))
+viz.table(
+    "linear-fits-gaussian",
+    pd.DataFrame(
+        {
+            "analytic": {"u (slope)": u, "v (intercept)": v},
+            "simulated fit": {"u (slope)": gauss_fit.slope, "v (intercept)": gauss_fit.intercept},
+        }
+    ).round(4),
+)
 
 # %% [markdown]
 # ```{glue:figure} linear-fits-fig6
@@ -453,20 +531,38 @@ w = worlds.build_world(world)
 zoo_acc = zoos.build_zoo(w, zoos.default_zoo(zoo_size)).accuracy_table()
 zoo_fits = {
     (s, scale): linfit.fit_linear(zoo_acc["v1"], zoo_acc[s], scale=scale, n_boot=n_boot, ci=ci, seed=seed)
-    for s in worlds.STRATEGIES for scale in linfit.SCALES
+    for s in worlds.STRATEGIES
+    for scale in linfit.SCALES
 }
 fig, axes = plt.subplots(2, 3, figsize=(15, 10))
 for col, s in enumerate(worlds.STRATEGIES):
     for row, scale in enumerate(linfit.SCALES):
-        viz.fit_panel(axes[row, col], zoo_acc["v1"], zoo_acc[s], zoo_fits[(s, scale)], title=f"zoo: {s} ({scale})",
-                      xlabel="v1 accuracy (%)", ylabel=f"{s} accuracy (%)")
+        viz.linear_fits.fit_panel(
+            axes[row, col],
+            zoo_acc["v1"],
+            zoo_acc[s],
+            zoo_fits[(s, scale)],
+            title=f"zoo: {s} ({scale})",
+            xlabel="v1 accuracy (%)",
+            ylabel=f"{s} accuracy (%)",
+        )
 fig.tight_layout()
 viz.figure("linear-fits-fig7")
-viz.table("linear-fits-zoo", pd.DataFrame(
-    {f"{s} / {scale}": {"slope": f.slope, "slope CI low": f.slope_ci[0], "slope CI high": f.slope_ci[1],
-                        "intercept": f.intercept, "r": f.r}
-     for (s, scale), f in zoo_fits.items()}
-).T.round(3))
+viz.table(
+    "linear-fits-zoo",
+    pd.DataFrame(
+        {
+            f"{s} / {scale}": {
+                "slope": f.slope,
+                "slope CI low": f.slope_ci[0],
+                "slope CI high": f.slope_ci[1],
+                "intercept": f.intercept,
+                "r": f.r,
+            }
+            for (s, scale), f in zoo_fits.items()
+        }
+    ).T.round(3),
+)
 
 # %% [markdown]
 # ```{glue:figure} linear-fits-fig7
@@ -491,12 +587,14 @@ mf = zoo_fits[("matchedfrequency", "linear")]
 mf_probit = zoo_fits[("matchedfrequency", "probit")]
 relation = linfit.LinearFit.slope_relation
 
-display(Markdown(
-    f"On MatchedFrequency the zoo's linear slope is **{mf.slope:.2f}** (95% CI {mf.slope_ci[0]:.2f}–{mf.slope_ci[1]:.2f}), "
-    f"{relation(mf)}; on probit axes it is **{mf_probit.slope:.2f}** ({mf_probit.slope_ci[0]:.2f}–{mf_probit.slope_ci[1]:.2f}), "
-    f"{relation(mf_probit)}. Recht et al. found 1.69 on CIFAR-10 and 1.11 on ImageNet (linear). "
-    f"The correlation of the linear fit is r = {mf.r:.3f}."
-))
+display(
+    Markdown(
+        f"On MatchedFrequency the zoo's linear slope is **{mf.slope:.2f}** (95% CI {mf.slope_ci[0]:.2f}–{mf.slope_ci[1]:.2f}), "
+        f"{relation(mf)}; on probit axes it is **{mf_probit.slope:.2f}** ({mf_probit.slope_ci[0]:.2f}–{mf_probit.slope_ci[1]:.2f}), "
+        f"{relation(mf_probit)}. Recht et al. found 1.69 on CIFAR-10 and 1.11 on ImageNet (linear). "
+        f"The correlation of the linear fit is r = {mf.r:.3f}."
+    )
+)
 
 # %% [markdown]
 # The zoo's accuracies lie close to a line on every replicated set, as the papers' did; the slope is a
@@ -606,5 +704,7 @@ summary = results.record(
         },
     },
 )
-print(f"CIFAR-10 slope {summary['fits']['cifar10']['slope']:.3f}; ImageNet slope "
-      f"{summary['fits']['imagenet_top1_matchedfrequency']['slope']:.3f}")
+print(
+    f"CIFAR-10 slope {summary['fits']['cifar10']['slope']:.3f}; ImageNet slope "
+    f"{summary['fits']['imagenet_top1_matchedfrequency']['slope']:.3f}"
+)

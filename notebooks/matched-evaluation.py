@@ -54,8 +54,9 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from shifteval import matching, results, viz
+from shifteval import matching, viz
 from shifteval import zoo as zoos
+from shifteval.book import results
 from shifteval.datasets import world as worlds
 
 viz.set_style()
@@ -68,8 +69,12 @@ else:
     data_label = str(predictions_dir)
 pairs = {t: store.pairs(source, t) for t in targets}
 models = list(pairs[targets[0]])
-display(Markdown(f"Predictions from **{data_label}**: {len(models)} models; source set `{source}`, "
-                 f"target sets {', '.join(f'`{t}`' for t in targets)}."))
+display(
+    Markdown(
+        f"Predictions from **{data_label}**: {len(models)} models; source set `{source}`, "
+        f"target sets {', '.join(f'`{t}`' for t in targets)}."
+    )
+)
 
 # %% [markdown]
 # ## Accuracy and confidence on both sets (Figure 1)
@@ -114,9 +119,13 @@ viz.figure("matched-evaluation-fig1")
 # %%
 tables = {
     (t, by): matching.matched_table(pairs[t], eps=eps, by=by, n_runs=n_runs, seed=seed)
-    for t in targets for by in matching.METHODS
+    for t in targets
+    for by in matching.METHODS
 }
-for by, title in (("label_and_prob", "Algorithm 1: same label and probability"), ("prob", "Algorithm 2: probability only")):
+for by, title in (
+    ("label_and_prob", "Algorithm 1: same label and probability"),
+    ("prob", "Algorithm 2: probability only"),
+):
     fig, axes = plt.subplots(2, len(targets), figsize=(5 * len(targets), 8), squeeze=False)
     for col, t in enumerate(targets):
         tab = tables[(t, by)].sort_values("acc_source")
@@ -162,7 +171,10 @@ for by, title in (("label_and_prob", "Algorithm 1: same label and probability"),
 
 # %%
 narrower = {
-    t: {by: float((tables[(t, by)].matched_gap.abs() < tables[(t, by)].gap.abs()).mean()) for by in matching.METHODS}
+    t: {
+        by: float((tables[(t, by)].matched_gap.abs() < tables[(t, by)].gap.abs()).mean())
+        for by in matching.METHODS
+    }
     for t in targets
 }
 summary = pd.DataFrame(
@@ -174,7 +186,8 @@ summary = pd.DataFrame(
             "models with narrower matched gap": narrower[t][by],
             "largest std of matched gap over runs (points)": 100 * tables[(t, by)].matched_gap_std.max(),
         }
-        for t in targets for by in matching.METHODS
+        for t in targets
+        for by in matching.METHODS
     }
 ).T
 viz.table("matched-evaluation-summary", summary.round(3))
@@ -194,11 +207,15 @@ viz.table("matched-evaluation-summary", summary.round(3))
 # deviation of the matched gap is small, as the paper reports.
 
 # %%
-display(Markdown("\n".join(
-    f"- `{t}`: the matched gap is narrower for **{narrower[t]['label_and_prob']:.0%}** of models with Algorithm 1 "
-    f"and **{narrower[t]['prob']:.0%}** with Algorithm 2."
-    for t in targets
-)))
+display(
+    Markdown(
+        "\n".join(
+            f"- `{t}`: the matched gap is narrower for **{narrower[t]['label_and_prob']:.0%}** of models with Algorithm 1 "
+            f"and **{narrower[t]['prob']:.0%}** with Algorithm 2."
+            for t in targets
+        )
+    )
+)
 
 # %% [markdown]
 # ## A strong and a weak model up close (Figures 5 and 8)
@@ -225,8 +242,16 @@ for col, (kind, name) in enumerate(picks.items()):
     }
     for (label, (conf, ok)), color in zip(subsets.items(), ["C0", "C1", "C3"]):
         if len(conf):
-            viz.reliability_diagram(axes[0, col], conf, ok, label, color=color)
-            axes[1, col].hist(conf, bins=np.linspace(0, 1, 41), density=True, histtype="step", lw=1.6, color=color, label=label)
+            viz.matched_evaluation.reliability_diagram(axes[0, col], conf, ok, label, color=color)
+            axes[1, col].hist(
+                conf,
+                bins=np.linspace(0, 1, 41),
+                density=True,
+                histtype="step",
+                lw=1.6,
+                color=color,
+                label=label,
+            )
     axes[0, col].set_title(f"{kind} model: {name}")
     axes[0, col].legend(fontsize="x-small", loc="upper left")
     axes[1, col].set_xlabel("predicted probability p̂")
@@ -258,9 +283,18 @@ sens = []
 for e in eps_grid:
     for by in matching.METHODS:
         a, b = pairs[t0][mid_model]
-        r = matching.matched_accuracy(a.labels, a.probs, b.labels, b.probs, eps=e, by=by, n_runs=max(2, n_runs // 2), seed=seed)
-        sens.append({"eps": e, "method": by, "matched_gap": r["matched_gap"]["mean"], "gap": r["gap"],
-                     "fraction_unmatched": r["fraction_unmatched"]["mean"]})
+        r = matching.matched_accuracy(
+            a.labels, a.probs, b.labels, b.probs, eps=e, by=by, n_runs=max(2, n_runs // 2), seed=seed
+        )
+        sens.append(
+            {
+                "eps": e,
+                "method": by,
+                "matched_gap": r["matched_gap"]["mean"],
+                "gap": r["gap"],
+                "fraction_unmatched": r["fraction_unmatched"]["mean"],
+            }
+        )
 sens = pd.DataFrame(sens)
 fig, axes = plt.subplots(1, 2, figsize=(11, 4))
 for by, g in sens.groupby("method"):
@@ -349,7 +383,11 @@ record = results.record(
         "per_model": {
             t: {
                 by: {
-                    name: {"gap": row.gap, "matched_gap": row.matched_gap, "fraction_unmatched": row.fraction_unmatched}
+                    name: {
+                        "gap": row.gap,
+                        "matched_gap": row.matched_gap,
+                        "fraction_unmatched": row.fraction_unmatched,
+                    }
                     for name, row in tables[(t, by)].iterrows()
                 }
                 for by in matching.METHODS

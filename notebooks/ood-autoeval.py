@@ -84,7 +84,8 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from shifteval import autoeval as ae
-from shifteval import results, viz
+from shifteval import viz
+from shifteval.book import results
 from shifteval.zoo import cache_dir
 
 viz.set_style()
@@ -105,16 +106,22 @@ val_pool = (x_train_all[val_idx], y_train_all[val_idx])
 
 id_data = {name: ae.id_source(splits, name, seed) for name in id_sources}
 ood_data = {name: ae.ood_images(name, ood_pool, side=side, seed=seed) for name in ood_sources}
-ood_data.update({name: ae.ood_images_from_files(name, folder, ood_pool, side=side, seed=seed)
-                 for name, folder in ood_dirs.items()})
+ood_data.update(
+    {
+        name: ae.ood_images_from_files(name, folder, ood_pool, side=side, seed=seed)
+        for name, folder in ood_dirs.items()
+    }
+)
 ood_sources = list(ood_data)
-display(Markdown(
-    f"Data: **{data_label}**, {side}×{side} images. The classifier trains on {len(fit_idx):,} of the "
-    f"{len(x_train_all):,} training images; the other {n_hold:,} are split into two disjoint pools, one for the {meta_sets} "
-    f"training meta-sets and one for the {meta_val_sets} validation meta-sets (and, untransformed, for DoC "
-    f"and ATC). ID sources: {', '.join(f'`{s}` ({len(id_data[s][0]):,})' for s in id_sources)}; "
-    f"OOD sources: {', '.join(f'`{s}`' for s in ood_sources)} ({ood_pool:,} images each)."
-))
+display(
+    Markdown(
+        f"Data: **{data_label}**, {side}×{side} images. The classifier trains on {len(fit_idx):,} of the "
+        f"{len(x_train_all):,} training images; the other {n_hold:,} are split into two disjoint pools, one for the {meta_sets} "
+        f"training meta-sets and one for the {meta_val_sets} validation meta-sets (and, untransformed, for DoC "
+        f"and ATC). ID sources: {', '.join(f'`{s}` ({len(id_data[s][0]):,})' for s in id_sources)}; "
+        f"OOD sources: {', '.join(f'`{s}`' for s in ood_sources)} ({ood_pool:,} images each)."
+    )
+)
 
 # %% [markdown]
 # ## The three kinds of foreign images
@@ -151,7 +158,11 @@ viz.figure("ood-autoeval-fig1")
 
 # %%
 examples = list(ae.meta_dataset(*meta_pool, n_sets=6, set_size=8, seed=seed))
-fig = viz.image_grid(np.stack([x for x, _, _ in examples]), row_labels=[", ".join(u) or "none" for _, _, u in examples], cmap="gray")
+fig = viz.image_grid(
+    np.stack([x for x, _, _ in examples]),
+    row_labels=[", ".join(u) or "none" for _, _, u in examples],
+    cmap="gray",
+)
 viz.figure("ood-autoeval-fig2")
 
 # %% [markdown]
@@ -164,8 +175,15 @@ viz.figure("ood-autoeval-fig2")
 # %% tags=["remove-stderr"]
 pools = {**{s: x for s, (x, _) in id_data.items()}, **ood_data}
 id_labels = {s: y for s, (_, y) in id_data.items()}
-sizes = dict(n_sets=meta_sets, n_val_sets=meta_val_sets, set_size=meta_set_size, seed=seed, outliers=outliers,
-             detector_epochs=detector_epochs, cache=cache_dir() / "autoeval")
+sizes = dict(
+    n_sets=meta_sets,
+    n_val_sets=meta_val_sets,
+    set_size=meta_set_size,
+    seed=seed,
+    outliers=outliers,
+    detector_epochs=detector_epochs,
+    cache=cache_dir() / "autoeval",
+)
 mixing = dict(set_size=set_size, repeats=repeats, seed=seed, ids=id_sources, oods=ood_sources)
 bb, est, outs = ae.prepare(arch, epochs, x_fit, y_fit, meta_pool, val_pool, pools, **sizes)
 METHODS = list(ae.METHODS)
@@ -184,23 +202,35 @@ METHODS = list(ae.METHODS)
 # %%
 from sklearn.metrics import roc_auc_score
 
-detectors = {"classifier": lambda o: ae.energy(o.logits), "detector (outlier exposure)": lambda o: o.energies()}
+detectors = {
+    "classifier": lambda o: ae.energy(o.logits),
+    "detector (outlier exposure)": lambda o: o.energies(),
+}
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
 detection = {}
 for ax, (name, energies_of) in zip(axes, detectors.items()):
     tau = ae.energy_threshold(energies_of(bb.train), threshold_percentile)
     ref_id = id_sources[0]
-    sets = {"training set": energies_of(bb.train), ref_id: energies_of(outs[ref_id]), **{s: energies_of(outs[s]) for s in ood_sources}}
-    viz.energy_histograms(ax, sets, tau, title=f"energies of the {name}")
+    sets = {
+        "training set": energies_of(bb.train),
+        ref_id: energies_of(outs[ref_id]),
+        **{s: energies_of(outs[s]) for s in ood_sources},
+    }
+    viz.ood_autoeval.energy_histograms(ax, sets, tau, title=f"energies of the {name}")
     for s in ood_sources:
         y = np.r_[np.zeros(len(sets[ref_id])), np.ones(len(sets[s]))]
-        detection[(name, s)] = {"AUROC": roc_auc_score(y, np.r_[sets[ref_id], sets[s]]), "OOD kept": float(np.mean(sets[s] <= tau))}
+        detection[(name, s)] = {
+            "AUROC": roc_auc_score(y, np.r_[sets[ref_id], sets[s]]),
+            "OOD kept": float(np.mean(sets[s] <= tau)),
+        }
     detection[(name, ref_id)] = {"AUROC": np.nan, "OOD kept": float(np.mean(sets[ref_id] <= tau))}
 fig.tight_layout()
 viz.figure("ood-autoeval-energy")
 detection = pd.DataFrame(detection).T.rename(columns={"OOD kept": "share kept"})
 detection.index.names = ["energies of", "set"]
-viz.table("ood-autoeval-detection", detection.style.format({"AUROC": "{:.3f}", "share kept": "{:.1%}"}, na_rep="–"))
+viz.table(
+    "ood-autoeval-detection", detection.style.format({"AUROC": "{:.3f}", "share kept": "{:.1%}"}, na_rep="–")
+)
 
 # %% [markdown]
 # ```{glue:figure} ood-autoeval-energy
@@ -236,12 +266,18 @@ reps_val, val_acc = ae.meta_targets(bb.meta_val, bb.meta_val_labels, est.ref)
 fd_train, fd_val = reps_train[:, -1], reps_val[:, -1]
 pred_mlp = np.array([est.predict_mlp(o) for o in bb.meta_val])
 pred_lin = np.array([est.predict_linear(o) for o in bb.meta_val])
-meta_validation = {"mlp": ae.rmse(pred_mlp, val_acc), "linear_fd": ae.rmse(pred_lin, val_acc), "mlp_alpha": est.mlp_alpha,
-                   "accuracy_range": [float(train_acc.min()), float(train_acc.max())]}
+meta_validation = {
+    "mlp": ae.rmse(pred_mlp, val_acc),
+    "linear_fd": ae.rmse(pred_lin, val_acc),
+    "mlp_alpha": est.mlp_alpha,
+    "accuracy_range": [float(train_acc.min()), float(train_acc.max())],
+}
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
 axes[0].scatter(fd_train, train_acc, s=10, label="training meta-sets")
 axes[0].scatter(fd_val, val_acc, s=14, marker="x", label="validation meta-sets")
-axes[0].set(xlabel="Fréchet distance to the training set", ylabel="classifier accuracy", title="accuracy against FD")
+axes[0].set(
+    xlabel="Fréchet distance to the training set", ylabel="classifier accuracy", title="accuracy against FD"
+)
 axes[0].legend()
 axes[1].scatter(val_acc, pred_mlp, s=14, label=f"MLP on h (RMSE {meta_validation['mlp']:.2f} pts)")
 axes[1].scatter(val_acc, pred_lin, s=14, label=f"linear on FD (RMSE {meta_validation['linear_fd']:.2f} pts)")
@@ -278,18 +314,25 @@ main = ae.evaluate(est, outs, id_labels, outs, ood_share=ood_share, percentile=t
 table1 = ae.rmse_table(main)
 
 # %%
-viz.table("ood-autoeval-table1",
-          table1.rename(columns=ae.METHOD_LABELS).style.format("{:.2f}").highlight_min(axis=1, color="#cde8c9"))
+viz.table(
+    "ood-autoeval-table1",
+    table1.rename(columns=ae.METHOD_LABELS).style.format("{:.2f}").highlight_min(axis=1, color="#cde8c9"),
+)
 rmse_10 = table1.loc["all sets"].to_dict()
 better = rmse_10["autoeval_energy_ood"] < rmse_10["autoeval"]
-display(Markdown(
-    f"Over all {len(main)} test sets: AutoEval without OOD detection **{rmse_10['autoeval']:.2f}** points RMSE, "
-    f"with energy-based OOD detection **{rmse_10['autoeval_energy_ood']:.2f}** "
-    + ("— lower, as the paper found (4.61 → 2.91 on CIFAR-10)." if better else
-       "— *not* lower here, unlike the paper (4.61 → 2.91 on CIFAR-10); see the threshold analysis below.")
-    + f" Rotation prediction: {rmse_10['rotation']:.2f}; best baseline: "
-    f"{ae.METHOD_LABELS[min((k for k in METHODS if not k.startswith('autoeval')), key=rmse_10.get)]}."
-))
+display(
+    Markdown(
+        f"Over all {len(main)} test sets: AutoEval without OOD detection **{rmse_10['autoeval']:.2f}** points RMSE, "
+        f"with energy-based OOD detection **{rmse_10['autoeval_energy_ood']:.2f}** "
+        + (
+            "— lower, as the paper found (4.61 → 2.91 on CIFAR-10)."
+            if better
+            else "— *not* lower here, unlike the paper (4.61 → 2.91 on CIFAR-10); see the threshold analysis below."
+        )
+        + f" Rotation prediction: {rmse_10['rotation']:.2f}; best baseline: "
+        f"{ae.METHOD_LABELS[min((k for k in METHODS if not k.startswith('autoeval')), key=rmse_10.get)]}."
+    )
+)
 
 # %% [markdown]
 # ```{glue:figure} ood-autoeval-table1
@@ -310,8 +353,14 @@ display(Markdown(
 sweep = []
 for q in percentile_grid:
     f = ae.evaluate(est, outs, id_labels, outs, ood_share=ood_share, percentile=q, **{**mixing, "repeats": 1})
-    sweep.append({"percentile": q, "id_excluded": f["id_excluded"].mean(), "ood_kept": f["ood_kept"].mean(),
-                  "rmse": ae.rmse(f["autoeval_energy_ood"], f["truth"])})
+    sweep.append(
+        {
+            "percentile": q,
+            "id_excluded": f["id_excluded"].mean(),
+            "ood_kept": f["ood_kept"].mean(),
+            "rmse": ae.rmse(f["autoeval_energy_ood"], f["truth"]),
+        }
+    )
 sweep = pd.DataFrame(sweep)
 
 # %%
@@ -321,19 +370,24 @@ ax.plot(xs, 100 * sweep["id_excluded"], marker="o", label="ID images judged OOD 
 ax.plot(xs, 100 * sweep["ood_kept"], marker="s", label="OOD images kept (%)")
 ax.plot(xs, sweep["rmse"], marker="^", color="black", label="RMSE of the estimate (points)")
 ax.set_xticks(xs, [f"{q:g}" for q in sweep["percentile"]])
-ax.set(xlabel="threshold: percentile of training energies", ylabel="percent / points",
-       title="Figure 3: threshold sweep at 10% OOD")
+ax.set(
+    xlabel="threshold: percentile of training energies",
+    ylabel="percent / points",
+    title="Figure 3: threshold sweep at 10% OOD",
+)
 ax.legend()
 viz.figure("ood-autoeval-fig4")
 by_source = main.groupby("ood")["ood_kept"].mean()
-display(Markdown(
-    f"At the {threshold_percentile:g}th percentile the detector lets through "
-    + ", ".join(f"{100 * v:.0f}% of `{k}`" for k, v in by_source.items())
-    + f" images and wrongly removes {100 * main['id_excluded'].mean():.1f}% of the ID images (the nominal rate is "
-    f"{100 - threshold_percentile:g}%: test digits, and perturbed ones most, have higher energies than the training "
-    "digits the threshold was read from). Foreign images resembling nothing in the auxiliary outliers keep "
-    "energies as low as those of the hardest training digits and pass."
-))
+display(
+    Markdown(
+        f"At the {threshold_percentile:g}th percentile the detector lets through "
+        + ", ".join(f"{100 * v:.0f}% of `{k}`" for k, v in by_source.items())
+        + f" images and wrongly removes {100 * main['id_excluded'].mean():.1f}% of the ID images (the nominal rate is "
+        f"{100 - threshold_percentile:g}%: test digits, and perturbed ones most, have higher energies than the training "
+        "digits the threshold was read from). Foreign images resembling nothing in the auxiliary outliers keep "
+        "energies as low as those of the hardest training digits and pass."
+    )
+)
 
 # %% [markdown]
 # ```{glue:figure} ood-autoeval-fig4
@@ -353,14 +407,28 @@ display(Markdown(
 # %% tags=["remove-stderr"]
 share_rows = []
 for share in ood_share_grid:
-    f = ae.evaluate(est, outs, id_labels, outs, ood_share=share, percentile=threshold_percentile, **{**mixing, "repeats": 1})
+    f = ae.evaluate(
+        est,
+        outs,
+        id_labels,
+        outs,
+        ood_share=share,
+        percentile=threshold_percentile,
+        **{**mixing, "repeats": 1},
+    )
     share_rows.append({"ood_share": share, **{m: ae.rmse(f[m], f["truth"]) for m in METHODS}})
 shares = pd.DataFrame(share_rows).set_index("ood_share")
 
 # %%
 fig, ax = plt.subplots(figsize=(7.5, 4.2))
 for m in ["autoeval", "autoeval_energy_ood", "rotation", "atc", "doc"]:
-    ax.plot(100 * shares.index, shares[m], marker="o", label=ae.METHOD_LABELS[m], lw=2.5 if m.startswith("autoeval") else 1)
+    ax.plot(
+        100 * shares.index,
+        shares[m],
+        marker="o",
+        label=ae.METHOD_LABELS[m],
+        lw=2.5 if m.startswith("autoeval") else 1,
+    )
 ax.set(xlabel="OOD images in the test set (%)", ylabel="RMSE (accuracy points)", title="Figure 4: OOD share")
 ax.legend()
 viz.figure("ood-autoeval-fig5")
@@ -393,21 +461,38 @@ viz.table("ood-autoeval-shares", shares.rename(columns=ae.METHOD_LABELS).style.f
 g_unseen = np.random.default_rng([seed, 2])
 base = id_sources[0].partition("+")[0]
 base_images, base_labels = ae.id_source(splits, base)
-unseen_imgs = {f"{base}-A (cutout)": ae.cutout(base_images, g_unseen),
-               f"{base}-B (shear + contrast)": ae.shear_contrast(base_images, g_unseen)}
+unseen_imgs = {
+    f"{base}-A (cutout)": ae.cutout(base_images, g_unseen),
+    f"{base}-B (shear + contrast)": ae.shear_contrast(base_images, g_unseen),
+}
 for name, x in unseen_imgs.items():
     id_labels[name] = base_labels
     outs[name] = ae.compute_outputs(bb.model, x, rotation=True, detector=bb.detector)
-unseen = ae.evaluate(est, outs, id_labels, outs, ood_share=ood_share, percentile=threshold_percentile,
-                     **{**mixing, "ids": list(unseen_imgs)})
+unseen = ae.evaluate(
+    est,
+    outs,
+    id_labels,
+    outs,
+    ood_share=ood_share,
+    percentile=threshold_percentile,
+    **{**mixing, "ids": list(unseen_imgs)},
+)
 unseen_rmse = ae.rmse_table(unseen, by=("id",)).drop(index="all sets")
 
 # %%
 fig, ax = plt.subplots(figsize=(9, 4))
-unseen_rmse[["rotation", "atc", "doc", "autoeval", "autoeval_energy_ood"]].rename(columns=ae.METHOD_LABELS).T.plot.bar(ax=ax, rot=0)
-ax.set(ylabel="RMSE (accuracy points)", title="Figure 5: test-time transformations unseen in the meta-dataset")
+unseen_rmse[["rotation", "atc", "doc", "autoeval", "autoeval_energy_ood"]].rename(
+    columns=ae.METHOD_LABELS
+).T.plot.bar(ax=ax, rot=0)
+ax.set(
+    ylabel="RMSE (accuracy points)", title="Figure 5: test-time transformations unseen in the meta-dataset"
+)
 viz.figure("ood-autoeval-fig6")
-display(Markdown(", ".join(f"{k}: true accuracy {unseen[unseen.id == k].truth.mean():.1%}" for k in unseen_imgs) + "."))
+display(
+    Markdown(
+        ", ".join(f"{k}: true accuracy {unseen[unseen.id == k].truth.mean():.1%}" for k in unseen_imgs) + "."
+    )
+)
 
 # %% [markdown]
 # ```{glue:figure} ood-autoeval-fig6
@@ -425,13 +510,23 @@ display(Markdown(", ".join(f"{k}: true accuracy {unseen[unseen.id == k].truth.me
 
 # %% tags=["remove-stderr"]
 bb2, est2, outs2 = ae.prepare(second_arch, second_epochs, x_fit, y_fit, meta_pool, val_pool, pools, **sizes)
-table2 = ae.rmse_table(ae.evaluate(est2, outs2, id_labels, outs2, ood_share=ood_share, percentile=threshold_percentile, **mixing))
+table2 = ae.rmse_table(
+    ae.evaluate(est2, outs2, id_labels, outs2, ood_share=ood_share, percentile=threshold_percentile, **mixing)
+)
 
 # %%
-viz.table("ood-autoeval-table2",
-          table2.rename(columns=ae.METHOD_LABELS).style.format("{:.2f}").highlight_min(axis=1, color="#cde8c9"))
+viz.table(
+    "ood-autoeval-table2",
+    table2.rename(columns=ae.METHOD_LABELS).style.format("{:.2f}").highlight_min(axis=1, color="#cde8c9"),
+)
 acc2 = {s: float((outs2[s].logits.argmax(1) == id_labels[s]).mean()) for s in id_sources}
-display(Markdown(f"`{second_arch}`: accuracy on the ID sources " + ", ".join(f"{s} {a:.1%}" for s, a in acc2.items()) + "."))
+display(
+    Markdown(
+        f"`{second_arch}`: accuracy on the ID sources "
+        + ", ".join(f"{s} {a:.1%}" for s, a in acc2.items())
+        + "."
+    )
+)
 
 # %% [markdown]
 # ```{glue:figure} ood-autoeval-table2
@@ -517,8 +612,10 @@ record = results.record(
         "meta_sets": meta_sets,
         "meta_validation_rmse": meta_validation,
         "outlier_exposure": outlier_exposure,
-        "detection": {f"{k[0]}: {k[1]}": {c: (None if pd.isna(v) else float(v)) for c, v in row.items()}
-                      for k, row in detection.iterrows()},
+        "detection": {
+            f"{k[0]}: {k[1]}": {c: (None if pd.isna(v) else float(v)) for c, v in row.items()}
+            for k, row in detection.iterrows()
+        },
         "rmse_at_10pct_ood": rmse_10,
         "table1": table1.to_dict(orient="index"),
         "table2": table2.to_dict(orient="index"),

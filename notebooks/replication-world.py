@@ -54,25 +54,29 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from shifteval import results, viz, zoo
+from shifteval import viz, zoo
+from shifteval.book import results
 from shifteval.datasets import world as worlds
 
 viz.set_style()
 w = worlds.build_world(world)
 cfg = w.config
 ex = w.examples
-viz.table("replication-world-sizes", pd.Series(
-    {
-        "training images": len(w.split_index("train")),
-        "original test set (v1)": len(w.split_index("v1")),
-        "replication candidate pool": len(w.split_index("pool")),
-        **{f"replicated set: {s}": len(w.split_index(s)) for s in worlds.STRATEGIES},
-        "annotators per image": cfg.annotators,
-        "original pool difficulty": f"Beta{cfg.original_difficulty}",
-        "replication pool difficulty": f"Beta{cfg.replication_difficulty}",
-    },
-    name="value",
-).to_frame())
+viz.table(
+    "replication-world-sizes",
+    pd.Series(
+        {
+            "training images": len(w.split_index("train")),
+            "original test set (v1)": len(w.split_index("v1")),
+            "replication candidate pool": len(w.split_index("pool")),
+            **{f"replicated set: {s}": len(w.split_index(s)) for s in worlds.STRATEGIES},
+            "annotators per image": cfg.annotators,
+            "original pool difficulty": f"Beta{cfg.original_difficulty}",
+            "replication pool difficulty": f"Beta{cfg.replication_difficulty}",
+        },
+        name="value",
+    ).to_frame(),
+)
 
 # %% [markdown]
 # ```{glue:figure} replication-world-sizes
@@ -119,7 +123,14 @@ viz.figure("replication-world-fig1")
 fig, ax = plt.subplots(figsize=(7, 3.6))
 bins = np.linspace(0, 1, 26)
 ax.hist(w.candidates_original["d"], bins=bins, density=True, alpha=0.4, label="original candidate pool")
-ax.hist(ex.loc[w.split_index("v1"), "d"], bins=bins, density=True, histtype="step", lw=2, label="v1 (kept by majority)")
+ax.hist(
+    ex.loc[w.split_index("v1"), "d"],
+    bins=bins,
+    density=True,
+    histtype="step",
+    lw=2,
+    label="v1 (kept by majority)",
+)
 ax.hist(ex.loc[w.split_index("pool"), "d"], bins=bins, density=True, alpha=0.4, label="replication pool")
 for s in worlds.STRATEGIES:
     ax.hist(ex.loc[w.split_index(s), "d"], bins=bins, density=True, histtype="step", lw=1.2, ls="--", label=s)
@@ -151,14 +162,20 @@ freq = worlds.frequency_summary(w)
 s_true = ex["s"].to_numpy()
 pool_pos = pd.Series(np.arange(len(w.split_index("pool"))), index=w.split_index("pool"))
 fig, axes = plt.subplots(1, 4, figsize=(15, 3.4), sharey=True)
-viz.frequency_histograms(axes[0], w.replication.v1_freq, s_true[w.split_index("v1")], title="v1")
+viz.replication_world.frequency_histograms(
+    axes[0], w.replication.v1_freq, s_true[w.split_index("v1")], title="v1"
+)
 for ax, s in zip(axes[1:], worlds.STRATEGIES):
     idx = w.split_index(s)
-    viz.frequency_histograms(ax, w.replication.pool_freq[pool_pos[idx].to_numpy()], s_true[idx], title=s)
+    viz.replication_world.frequency_histograms(
+        ax, w.replication.pool_freq[pool_pos[idx].to_numpy()], s_true[idx], title=s
+    )
 fig.tight_layout()
 viz.figure("replication-world-fig3")
-viz.table("replication-world-frequencies",
-          pd.DataFrame(freq).T.rename(columns={"observed": "mean observed ŝ", "true": "mean true s"}).round(3))
+viz.table(
+    "replication-world-frequencies",
+    pd.DataFrame(freq).T.rename(columns={"observed": "mean observed ŝ", "true": "mean true s"}).round(3),
+)
 
 # %% [markdown]
 # ```{glue:figure} replication-world-fig3
@@ -186,8 +203,12 @@ changes = zoo.accuracy_changes(acc, worlds.STRATEGIES)
 display_table = acc[["family", "train", "v1", *worlds.STRATEGIES]].copy()
 for s in worlds.STRATEGIES:
     display_table[f"Δ {s}"] = display_table[s] - display_table["v1"]
-viz.table("replication-world-zoo", display_table.sort_values("v1", ascending=False).drop(columns="train")
-          .style.format({c: "{:.1%}" for c in display_table.columns if c not in ("family", "train")}))
+viz.table(
+    "replication-world-zoo",
+    display_table.sort_values("v1", ascending=False)
+    .drop(columns="train")
+    .style.format({c: "{:.1%}" for c in display_table.columns if c not in ("family", "train")}),
+)
 
 # %% [markdown]
 # ```{glue:figure} replication-world-zoo
@@ -205,12 +226,18 @@ viz.table("replication-world-zoo", display_table.sort_values("v1", ascending=Fal
 
 # %%
 fig, ax = plt.subplots(figsize=(6.2, 6))
-viz.accuracy_change_panel(ax, acc, worlds.STRATEGIES)
+viz.replication_world.accuracy_change_panel(ax, acc, worlds.STRATEGIES)
 viz.figure("replication-world-fig4")
 summary_table = pd.DataFrame(
-    {s: {"mean change (points)": 100 * c["mean_change"], "models dropping": f"{c['fraction_dropping']:.0%}",
-         "mean observed ŝ": freq[s]["observed"], "mean true s": freq[s]["true"]}
-     for s, c in changes.items()}
+    {
+        s: {
+            "mean change (points)": 100 * c["mean_change"],
+            "models dropping": f"{c['fraction_dropping']:.0%}",
+            "mean observed ŝ": freq[s]["observed"],
+            "mean true s": freq[s]["true"],
+        }
+        for s, c in changes.items()
+    }
 ).T
 viz.table("replication-world-table2", summary_table)
 
@@ -253,24 +280,39 @@ drop_noise_free = -ablation_changes["matchedfrequency"]["mean_change"]
 fig, ax = plt.subplots(figsize=(7, 3.4))
 labels = list(worlds.STRATEGIES)
 x = np.arange(len(labels))
-ax.bar(x - 0.2, [100 * changes[s]["mean_change"] for s in labels], 0.4, label=f"{cfg.annotators} annotators (as built)")
-ax.bar(x + 0.2, [100 * ablation_changes[s]["mean_change"] for s in labels], 0.4,
-       label="noise-free frequencies" if ablation_annotators is None else f"{ablation_annotators} annotators")
+ax.bar(
+    x - 0.2,
+    [100 * changes[s]["mean_change"] for s in labels],
+    0.4,
+    label=f"{cfg.annotators} annotators (as built)",
+)
+ax.bar(
+    x + 0.2,
+    [100 * ablation_changes[s]["mean_change"] for s in labels],
+    0.4,
+    label="noise-free frequencies" if ablation_annotators is None else f"{ablation_annotators} annotators",
+)
 ax.axhline(0, color="0.3", lw=1)
 ax.set_xticks(x, labels)
 ax.set_ylabel("mean accuracy change vs v1 (points)")
 ax.legend(fontsize="small")
 viz.figure("replication-world-fig5")
-display(Markdown(
-    f"MatchedFrequency's mean drop: **{100 * drop_noisy:.1f} points** with noisy frequencies, "
-    f"**{100 * drop_noise_free:.1f} points** with "
-    + ("noise-free frequencies" if ablation_annotators is None else f"{ablation_annotators} annotators")
-    + f" — {100 * (1 - drop_noise_free / drop_noisy):.0f}% of the drop disappears. Its mean true selection "
-    f"frequency moves from {freq['matchedfrequency']['true']:.3f} to {ablation_freq['matchedfrequency']['true']:.3f} "
-    f"(v1: {freq['v1']['true']:.3f})."
-    + (f" In {ablation.matched_fallback} cases the top frequency bin of a class ran out and the image came "
-       "from the next lower bin." if ablation.matched_fallback else "")
-))
+display(
+    Markdown(
+        f"MatchedFrequency's mean drop: **{100 * drop_noisy:.1f} points** with noisy frequencies, "
+        f"**{100 * drop_noise_free:.1f} points** with "
+        + ("noise-free frequencies" if ablation_annotators is None else f"{ablation_annotators} annotators")
+        + f" — {100 * (1 - drop_noise_free / drop_noisy):.0f}% of the drop disappears. Its mean true selection "
+        f"frequency moves from {freq['matchedfrequency']['true']:.3f} to {ablation_freq['matchedfrequency']['true']:.3f} "
+        f"(v1: {freq['v1']['true']:.3f})."
+        + (
+            f" In {ablation.matched_fallback} cases the top frequency bin of a class ran out and the image came "
+            "from the next lower bin."
+            if ablation.matched_fallback
+            else ""
+        )
+    )
+)
 
 # %% [markdown]
 # ```{glue:figure} replication-world-fig5

@@ -51,7 +51,8 @@ import pandas as pd
 from IPython.display import Markdown, display
 from scipy import stats
 
-from shifteval import linfit, results, selection, viz
+from shifteval import linfit, selection, viz
+from shifteval.book import results
 from shifteval.datasets import world as worlds
 
 viz.set_style()
@@ -120,8 +121,16 @@ correct_v2 = zoo.correct("matchedfrequency")
 models = zoo.names
 fig, ax = plt.subplots(figsize=(7, 3.8))
 bins = np.arange(reannotators + 2) / reannotators - 0.5 / reannotators
-ax.hist(c1 / reannotators, bins=bins, density=True, alpha=0.5, label=f"v1 (mean ŝ {c1.mean() / reannotators:.3f})")
-ax.hist(c2 / reannotators, bins=bins, density=True, alpha=0.5, label=f"MatchedFrequency (mean ŝ {c2.mean() / reannotators:.3f})")
+ax.hist(
+    c1 / reannotators, bins=bins, density=True, alpha=0.5, label=f"v1 (mean ŝ {c1.mean() / reannotators:.3f})"
+)
+ax.hist(
+    c2 / reannotators,
+    bins=bins,
+    density=True,
+    alpha=0.5,
+    label=f"MatchedFrequency (mean ŝ {c2.mean() / reannotators:.3f})",
+)
 ax.set_xlabel(f"observed selection frequency ({reannotators} fresh annotators)")
 ax.set_ylabel("density")
 ax.legend(fontsize="small")
@@ -179,7 +188,14 @@ naive_curve = selection.naive_by_annotators(votes1, votes2, correct_v2, sizes)  
 truth = selection.true_adjusted_accuracy(s1, s2, correct_v2)
 fig, axes = plt.subplots(1, 3, figsize=(15, 4))
 for m in (2, 10, reannotators):
-    axes[0].hist(votes2[:, :m].mean(1), bins=np.linspace(-0.025, 1.025, 22), density=True, histtype="step", lw=1.5, label=f"v2, m = {m}")
+    axes[0].hist(
+        votes2[:, :m].mean(1),
+        bins=np.linspace(-0.025, 1.025, 22),
+        density=True,
+        histtype="step",
+        lw=1.5,
+        label=f"v2, m = {m}",
+    )
 axes[0].hist(s2, bins=np.linspace(0, 1, 21), density=True, alpha=0.3, label="v2, true s")
 axes[0].set_xlabel("selection frequency")
 axes[0].legend(fontsize="x-small")
@@ -189,12 +205,21 @@ for m in (2, 10, reannotators):
     acc_k = [correct_v2[best][k == j].mean() if np.any(k == j) else np.nan for j in range(m + 1)]
     axes[1].plot(np.arange(m + 1) / m, acc_k, "o-", ms=3, label=f"observed ŝ, m = {m}")
 true_bins = np.clip((s2 * 10).astype(int), 0, 9)
-axes[1].plot((np.arange(10) + 0.5) / 10, [correct_v2[best][true_bins == b].mean() if np.any(true_bins == b) else np.nan for b in range(10)],
-             "k^-", label="true s")
+axes[1].plot(
+    (np.arange(10) + 0.5) / 10,
+    [correct_v2[best][true_bins == b].mean() if np.any(true_bins == b) else np.nan for b in range(10)],
+    "k^-",
+    label="true s",
+)
 axes[1].set_xlabel("selection frequency")
 axes[1].set_ylabel(f"accuracy of {models[best]}")
 axes[1].legend(fontsize="x-small")
-axes[2].plot(1 / np.array(sizes), 100 * (naive_curve.mean(1) - truth.mean()), "o-", label="naive − truth (mean over models)")
+axes[2].plot(
+    1 / np.array(sizes),
+    100 * (naive_curve.mean(1) - truth.mean()),
+    "o-",
+    label="naive − truth (mean over models)",
+)
 axes[2].axhline(0, color="0.3", lw=1)
 axes[2].set_xlabel("1 / annotators per image")
 axes[2].set_ylabel("points")
@@ -229,17 +254,35 @@ viz.figure("selection-bias-fig3")
 # %%
 naive = selection.naive_adjusted_accuracy(c1, c2, correct_v2, reannotators)
 jack = selection.jackknife_adjusted_accuracy(votes1, votes2, correct_v2)
-param, fitted = selection.parametric_adjusted_accuracy(c1, c2, correct_v2, reannotators, k=mixture_components, seed=seed)
-boot_low, boot_high = selection.bootstrap_parametric(c1, c2, correct_v2, reannotators, n_boot=n_boot, seed=seed, k=mixture_components)
+param, fitted = selection.parametric_adjusted_accuracy(
+    c1, c2, correct_v2, reannotators, k=mixture_components, seed=seed
+)
+boot_low, boot_high = selection.bootstrap_parametric(
+    c1, c2, correct_v2, reannotators, n_boot=n_boot, seed=seed, k=mixture_components
+)
 acc_v1, acc_v2 = correct_v1.mean(1), correct_v2.mean(1)
 estimates = pd.DataFrame(
-    {"v1": acc_v1, "v2 observed": acc_v2, "naive": naive, "jackknife": jack.corrected, "jackknife se": jack.std_error,
-     "parametric": param, "parametric CI low": boot_low, "parametric CI high": boot_high, "ground truth": truth},
+    {
+        "v1": acc_v1,
+        "v2 observed": acc_v2,
+        "naive": naive,
+        "jackknife": jack.corrected,
+        "jackknife se": jack.std_error,
+        "parametric": param,
+        "parametric CI low": boot_low,
+        "parametric CI high": boot_high,
+        "ground truth": truth,
+    },
     index=models,
 )
 fig, axes = plt.subplots(1, 2, figsize=(12, 5.5))
 for ax, col, (low, high), title in (
-    (axes[0], "jackknife", (jack.corrected - 1.96 * jack.std_error, jack.corrected + 1.96 * jack.std_error), "jackknife (±1.96 se)"),
+    (
+        axes[0],
+        "jackknife",
+        (jack.corrected - 1.96 * jack.std_error, jack.corrected + 1.96 * jack.std_error),
+        "jackknife (±1.96 se)",
+    ),
     (axes[1], "parametric", (boot_low, boot_high), f"parametric ({n_boot}-sample bootstrap 95% CI)"),
 ):
     ax.plot(acc_v1, acc_v2, "o", ms=4, color="0.6", label="v2 observed")
@@ -254,10 +297,24 @@ for ax, col, (low, high), title in (
     ax.legend(fontsize="x-small", loc="upper left")
 fig.tight_layout()
 viz.figure("selection-bias-fig4")
-fits = {name: linfit.fit_linear(acc_v1, np.clip(values, 0, 1), n_boot=10_000, seed=seed)
-        for name, values in (("unadjusted", acc_v2), ("jackknife", jack.corrected), ("parametric", param), ("ground truth", truth))}
-viz.table("selection-bias-slopes", pd.DataFrame(
-    {k: {"slope": f.slope, "slope CI low": f.slope_ci[0], "slope CI high": f.slope_ci[1]} for k, f in fits.items()}).T.round(3))
+fits = {
+    name: linfit.fit_linear(acc_v1, np.clip(values, 0, 1), n_boot=10_000, seed=seed)
+    for name, values in (
+        ("unadjusted", acc_v2),
+        ("jackknife", jack.corrected),
+        ("parametric", param),
+        ("ground truth", truth),
+    )
+}
+viz.table(
+    "selection-bias-slopes",
+    pd.DataFrame(
+        {
+            k: {"slope": f.slope, "slope CI low": f.slope_ci[0], "slope CI high": f.slope_ci[1]}
+            for k, f in fits.items()
+        }
+    ).T.round(3),
+)
 
 # %% [markdown]
 # ```{glue:figure} selection-bias-fig4
@@ -279,11 +336,26 @@ viz.table("selection-bias-slopes", pd.DataFrame(
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(12, 4))
-for ax, (name, counts, s_true, mix) in zip(axes, (("v1", c1, s1, fitted["p1"]), ("MatchedFrequency", c2, s2, fitted["p2"]))):
+for ax, (name, counts, s_true, mix) in zip(
+    axes, (("v1", c1, s1, fitted["p1"]), ("MatchedFrequency", c2, s2, fitted["p2"]))
+):
     ax.hist(counts / reannotators, bins=bins, density=True, alpha=0.35, label="observed ŝ")
-    ax.hist(s_true, bins=np.linspace(0, 1, 26), density=True, histtype="step", lw=1.5, color="k", label="true s (world)")
+    ax.hist(
+        s_true,
+        bins=np.linspace(0, 1, 26),
+        density=True,
+        histtype="step",
+        lw=1.5,
+        color="k",
+        label="true s (world)",
+    )
     ax.plot(grid, mix.pdf(grid), lw=2, label="fitted mixture p(s)")
-    ax.plot(np.arange(reannotators + 1) / reannotators, mix.pmf(np.arange(reannotators + 1)) * reannotators, ".", label="implied p(ŝ)")
+    ax.plot(
+        np.arange(reannotators + 1) / reannotators,
+        mix.pmf(np.arange(reannotators + 1)) * reannotators,
+        ".",
+        label="implied p(ŝ)",
+    )
     ax.set_title(name)
     ax.set_xlabel("selection frequency")
     ax.legend(fontsize="x-small", loc="upper left")
@@ -306,17 +378,21 @@ viz.figure("selection-bias-fig5")
 # %%
 errors = pd.DataFrame({k: estimates[k] - truth for k in ("naive", "jackknife", "parametric")})
 errors["observed"] = acc_v2 - truth
-summary = pd.DataFrame({"mean bias (points)": 100 * errors.mean(), "mean |error| (points)": 100 * errors.abs().mean()})
+summary = pd.DataFrame(
+    {"mean bias (points)": 100 * errors.mean(), "mean |error| (points)": 100 * errors.abs().mean()}
+)
 closer = float((np.abs(param - truth) < np.abs(naive - truth)).mean())
 viz.table("selection-bias-errors", summary.round(2))
 decomp = selection.gap_decomposition(acc_v1, acc_v2, param)
-display(Markdown(
-    f"The parametric estimate is closer to the ground truth than the naive one for **{closer:.0%}** of models. "
-    f"Mean bias: naive {100 * errors['naive'].mean():+.2f}, jackknife {100 * errors['jackknife'].mean():+.2f}, "
-    f"parametric {100 * errors['parametric'].mean():+.2f} points. With the parametric estimate, the mean v1–v2 gap of "
-    f"{100 * decomp['accuracy_gap'].mean():.1f} points splits (Eq. 2) into {100 * decomp['selection_gap'].mean():.1f} points of "
-    f"selection gap and {100 * decomp['bias_corrected_gap'].mean():.1f} points of bias-corrected gap."
-))
+display(
+    Markdown(
+        f"The parametric estimate is closer to the ground truth than the naive one for **{closer:.0%}** of models. "
+        f"Mean bias: naive {100 * errors['naive'].mean():+.2f}, jackknife {100 * errors['jackknife'].mean():+.2f}, "
+        f"parametric {100 * errors['parametric'].mean():+.2f} points. With the parametric estimate, the mean v1–v2 gap of "
+        f"{100 * decomp['accuracy_gap'].mean():.1f} points splits (Eq. 2) into {100 * decomp['selection_gap'].mean():.1f} points of "
+        f"selection gap and {100 * decomp['bias_corrected_gap'].mean():.1f} points of bias-corrected gap."
+    )
+)
 
 # %% [markdown]
 # ```{glue:figure} selection-bias-errors
@@ -388,13 +464,18 @@ record = results.record(
         "toy_model": {"alpha": toy_alpha, "beta": toy_beta, "accepted": int(len(sim)), "l1_distance": l1},
         "selection_frequency": table1.to_dict(orient="index"),
         "per_model": estimates[["v1", "v2 observed", "naive", "jackknife", "parametric", "ground truth"]]
-            .rename(columns={"v2 observed": "observed", "ground truth": "ground_truth"}).to_dict(orient="index"),
+        .rename(columns={"v2 observed": "observed", "ground truth": "ground_truth"})
+        .to_dict(orient="index"),
         "mean_bias": {k: float(errors[k].mean()) for k in ("naive", "jackknife", "parametric")},
-        "mean_abs_error": {k: float(errors[k].abs().mean()) for k in ("naive", "jackknife", "parametric", "observed")},
+        "mean_abs_error": {
+            k: float(errors[k].abs().mean()) for k in ("naive", "jackknife", "parametric", "observed")
+        },
         "fraction_parametric_closer": closer,
         "slopes": {k: f.slope for k, f in fits.items()},
-        "mixture": {name: {"weights": m.weights, "alphas": m.alphas, "betas": m.betas, "loglik": m.loglik}
-                    for name, m in (("v1", fitted["p1"]), ("matchedfrequency", fitted["p2"]))},
+        "mixture": {
+            name: {"weights": m.weights, "alphas": m.alphas, "betas": m.betas, "loglik": m.loglik}
+            for name, m in (("v1", fitted["p1"]), ("matchedfrequency", fitted["p2"]))
+        },
     },
 )
 print(record["mean_bias"], record["fraction_parametric_closer"])

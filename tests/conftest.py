@@ -25,7 +25,7 @@ def copy_project(dest: Path) -> Path:
 def shifteval(*args, cwd, timeout=900):
     """Run the ``shifteval`` command line in a fresh interpreter."""
     return subprocess.run(
-        [sys.executable, "-m", "shifteval.cli", *args],
+        [sys.executable, "-m", "shifteval.book.cli", *args],
         cwd=cwd, capture_output=True, text=True, timeout=timeout,
     )  # fmt: skip
 
@@ -33,3 +33,41 @@ def shifteval(*args, cwd, timeout=900):
 @pytest.fixture
 def project(tmp_path):
     return copy_project(tmp_path / "project")
+
+
+@pytest.fixture(scope="session")
+def built_book(tmp_path_factory):
+    """Every chapter executed with its smoke parameters and the book built, once per test session."""
+    project = copy_project(tmp_path_factory.mktemp("book") / "project")
+    out = shifteval("build", "--params", "smoke", cwd=project, timeout=1800)
+    return project, out
+
+
+@pytest.fixture(scope="session")
+def default_project(tmp_path_factory):
+    """A project copy shared by the tests that run chapters with their default parameters."""
+    return copy_project(tmp_path_factory.mktemp("defaults") / "project")
+
+
+def run_default(project, chapter):
+    """Run ``chapter`` with its default parameters in ``project`` (once: later calls hit the cache)."""
+    import json
+
+    out = shifteval("run", chapter, cwd=project, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads((project / "book" / "chapters" / f"{chapter}.results.json").read_text())
+
+
+def write_idx_dataset(folder, images, labels, split_at):
+    """MNIST's four-file idx layout (images gzipped, labels not) in ``folder``: the first ``split_at``
+    images are the training split, the rest the test split."""
+    import gzip
+
+    import numpy as np
+
+    from shifteval.datasets.real import encode_idx
+
+    folder.mkdir(parents=True)
+    for prefix, sl in (("train", slice(0, split_at)), ("t10k", slice(split_at, None))):
+        (folder / f"{prefix}-images-idx3-ubyte.gz").write_bytes(gzip.compress(encode_idx(images[sl])))
+        (folder / f"{prefix}-labels-idx1-ubyte").write_bytes(encode_idx(np.asarray(labels[sl], np.uint8)))

@@ -95,7 +95,9 @@ def test_estimates_combine_id_share_and_autoeval():
     assert set(e) == set(ae.METHODS)
     assert e["autoeval_energy_ood"] == pytest.approx(inside.mean() * est.predict_mlp(test.subset(inside)))
     conf = test.probs.max(1)
-    assert e["softmax_0.9"] == pytest.approx((conf > 0.9).mean()) and e["average_confidence"] == pytest.approx(conf.mean())
+    assert e["softmax_0.9"] == pytest.approx((conf > 0.9).mean()) and e[
+        "average_confidence"
+    ] == pytest.approx(conf.mean())
     assert e["doc"] == pytest.approx(np.clip(conf.mean() + est.val_accuracy - est.val_confidence, 0, 1))
     assert all(0 <= v <= 1 for v in e.values())
     with pytest.raises(ValueError, match="empty"):
@@ -105,7 +107,9 @@ def test_estimates_combine_id_share_and_autoeval():
 @pytest.mark.parametrize("source", ae.OOD_SOURCES)
 def test_ood_sources(source):
     x = ae.ood_images(source, 20, side=16, seed=0)
-    assert x.shape == (20, 16, 16) and x.dtype == np.float32 and x.min() >= 0 and x.max() <= 1 and x.std() > 0.05
+    assert (
+        x.shape == (20, 16, 16) and x.dtype == np.float32 and x.min() >= 0 and x.max() <= 1 and x.std() > 0.05
+    )
     assert np.array_equal(x, ae.ood_images(source, 20, side=16, seed=0))
 
 
@@ -128,14 +132,18 @@ def test_feature_net_trains_and_exposes_features_and_rotation():
     model = ae.train_feature_net(DIGITS[:256], LABELS[:256], epochs=1, seed=0)
     out = ae.compute_outputs(model, DIGITS[256:300], rotation=True)
     assert out.logits.shape == (44, 10) and out.features.shape == (44, 64)
-    assert out.rotation_correct.shape == (44,) and np.all((out.rotation_correct >= 0) & (out.rotation_correct <= 1))
+    assert out.rotation_correct.shape == (44,) and np.all(
+        (out.rotation_correct >= 0) & (out.rotation_correct <= 1)
+    )
 
 
 def test_auxiliary_outliers_are_not_a_test_ood_source():
     aux = ae.auxiliary_outliers(60, side=16, seed=0)
     assert aux.shape == (60, 16, 16) and aux.dtype == np.float32 and aux.min() >= 0 and aux.max() <= 1
     assert np.array_equal(aux, ae.auxiliary_outliers(60, side=16, seed=0))
-    assert not set(ae.AUXILIARY_SYMBOLS) & set("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    assert not set(ae.AUXILIARY_SYMBOLS) & set(
+        "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    )
     for source in ae.OOD_SOURCES:  # no test image reappears among the auxiliary outliers
         test = ae.ood_images(source, 60, side=16, seed=0)
         assert np.min(np.abs(aux[:, None] - test[None]).sum(axis=(2, 3))) > 1.0
@@ -148,10 +156,20 @@ def test_regularisation_is_chosen_on_validation_meta_sets():
     val = [_outputs(200, correct_share=s, seed=100 + i) for i, s in enumerate(np.linspace(0.35, 0.95, 8))]
     train, _ = _outputs(500, seed=99)
     v, vl = _outputs(300, correct_share=0.8, seed=98)
-    est = ae.fit([o for o, _ in meta], [y for _, y in meta], train, v, vl, hidden=(16, 8), alphas=(1e-3, 1.0),
-                 val_meta=([o for o, _ in val], [y for _, y in val]))
+    est = ae.fit(
+        [o for o, _ in meta],
+        [y for _, y in meta],
+        train,
+        v,
+        vl,
+        hidden=(16, 8),
+        alphas=(1e-3, 1.0),
+        val_meta=([o for o, _ in val], [y for _, y in val]),
+    )
     assert est.mlp_alpha in (1e-3, 1.0)
-    no_val = ae.fit([o for o, _ in meta], [y for _, y in meta], train, v, vl, hidden=(16, 8), alphas=(1.0, 1e-3))
+    no_val = ae.fit(
+        [o for o, _ in meta], [y for _, y in meta], train, v, vl, hidden=(16, 8), alphas=(1.0, 1e-3)
+    )
     assert no_val.mlp_alpha == 1.0
 
 
@@ -169,10 +187,17 @@ def test_outlier_exposure_detector_separates_outliers_and_leaves_the_classifier_
     y = np.r_[np.zeros(len(test_digits)), np.ones(len(held_out))]
 
     def auroc(net):  # held-out outliers against held-out digits, by energy
-        return roc_auc_score(y, np.r_[ae.energy(ae.compute_outputs(net, test_digits).logits),
-                                      ae.energy(ae.compute_outputs(net, held_out).logits)])
+        return roc_auc_score(
+            y,
+            np.r_[
+                ae.energy(ae.compute_outputs(net, test_digits).logits),
+                ae.energy(ae.compute_outputs(net, held_out).logits),
+            ],
+        )
 
-    assert 1 - auroc(detector) < 0.5 * (1 - auroc(model))  # outlier exposure at least halves the ranking error
+    assert 1 - auroc(detector) < 0.5 * (
+        1 - auroc(model)
+    )  # outlier exposure at least halves the ranking error
     out = ae.compute_outputs(model, held_out, detector=detector)
     assert np.allclose(out.energy, ae.energy(ae.compute_outputs(detector, held_out).logits))
     assert np.allclose(out.energies(), out.energy) and out.subset(np.arange(5)).energy.shape == (5,)

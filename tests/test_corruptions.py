@@ -19,7 +19,11 @@ def test_twelve_perturbations_ten_levels():
 
 
 @pytest.mark.parametrize("name", corruptions.CORRUPTIONS)
-@pytest.mark.parametrize("images", [FLOAT, UINT8, FLOAT[0], DIGITS[:3, :8, :8].copy()], ids=["float16px", "uint8_28px", "single", "8px"])
+@pytest.mark.parametrize(
+    "images",
+    [FLOAT, UINT8, FLOAT[0], DIGITS[:3, :8, :8].copy()],
+    ids=["float16px", "uint8_28px", "single", "8px"],
+)
 def test_contract(name, images):
     for level in (1, 5, 10):
         out = corruptions.corrupt(images, name, level, seed=3)
@@ -34,7 +38,9 @@ def test_contract(name, images):
     assert not np.array_equal(corruptions.corrupt(images, name, 10, seed=3), images)
 
 
-@pytest.mark.parametrize("name", ["gaussian_noise", "shot_noise", "impulse_noise", "fog", "frost", "snow", "motion_blur"])
+@pytest.mark.parametrize(
+    "name", ["gaussian_noise", "shot_noise", "impulse_noise", "fog", "frost", "snow", "motion_blur"]
+)
 def test_seed_changes_random_perturbations(name):
     a = corruptions.corrupt(FLOAT, name, 5, seed=0)
     b = corruptions.corrupt(FLOAT, name, 5, seed=1)
@@ -57,7 +63,9 @@ def test_pixelation_averages_blocks():
     img[:, 8:] = 1.0
     img[0, 0] = 1.0
     out = corruptions.apply(img, "pixelation", 0.5)  # blocks of 2 px
-    assert np.allclose(out[:2, :2], 0.25) and np.allclose(out[:, 8:], 1.0) and np.isclose(out.mean(), img.mean())
+    assert (
+        np.allclose(out[:2, :2], 0.25) and np.allclose(out[:, 8:], 1.0) and np.isclose(out.mean(), img.mean())
+    )
 
 
 def test_brightness_and_contrast_formulas():

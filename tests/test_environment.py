@@ -3,6 +3,7 @@
 import re
 import subprocess
 import sys
+
 import pytest
 
 tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
@@ -41,7 +42,7 @@ def test_jupyter_book_stays_below_2():
 
 def test_import_timm_works_through_the_shim():
     code = (
-        "from shifteval import compat\n"
+        "from shifteval.utils import compat\n"
         "timm = compat.import_timm()\n"
         "import torch\n"
         "m = timm.create_model('resnet18', in_chans=1, num_classes=10, pretrained=False)\n"
@@ -56,7 +57,7 @@ def test_shim_is_a_no_op_when_nothing_is_broken():
     code = (
         "import sys, types\n"
         "sys.modules['torchvision'] = types.ModuleType('torchvision')\n"
-        "from shifteval import compat\n"
+        "from shifteval.utils import compat\n"
         "print(compat.ensure_torchvision())\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

@@ -100,7 +100,9 @@ def test_engstrom_table_fit_matches_their_unadjusted_slope():
     assert abs(fit.slope - ref["unadjusted"]) <= ref["unadjusted_pm"]
 
 
-@pytest.mark.skipif(not (SHARED / "external" / "imagenet_testbed_top1.csv").is_file(), reason="../shared not present")
+@pytest.mark.skipif(
+    not (SHARED / "external" / "imagenet_testbed_top1.csv").is_file(), reason="../shared not present"
+)
 def test_recht_probit_fit_predicts_the_335_model_testbed():
     """A second real check: the published 335-model ImageNet testbed (Taori et al. 2020)."""
     bed = pd.read_csv(SHARED / "external" / "imagenet_testbed_top1.csv")
@@ -132,7 +134,9 @@ def test_band_contains_the_fitted_line_and_narrows_with_more_models():
 
 
 def test_predict_and_band_on_the_probit_scale_stay_in_unit_interval():
-    fit = linfit.fit_table(published.load_table("recht2019_imagenet_top1_matchedfrequency"), scale="probit", n_boot=2000)
+    fit = linfit.fit_table(
+        published.load_table("recht2019_imagenet_top1_matchedfrequency"), scale="probit", n_boot=2000
+    )
     grid = np.linspace(0.001, 0.999, 50)
     low, high = fit.band(grid)
     for arr in (fit.predict(grid), low, high):
@@ -199,7 +203,10 @@ def test_clopper_pearson_is_vectorized():
     assert low[0] == 0 and high[2] == 1
 
 
-@pytest.mark.parametrize(("k", "n", "message"), [(11, 10, "0 <= k <= n"), (-1, 10, "0 <= k <= n"), (1, 0, "n must be"), (1.5, 10, "whole numbers")])
+@pytest.mark.parametrize(
+    ("k", "n", "message"),
+    [(11, 10, "0 <= k <= n"), (-1, 10, "0 <= k <= n"), (1, 0, "n must be"), (1.5, 10, "whole numbers")],
+)
 def test_clopper_pearson_bad_input(k, n, message):
     with pytest.raises(ValueError, match=message):
         linfit.clopper_pearson(k, n)
@@ -213,7 +220,9 @@ def test_gaussian_model_analytic_line_matches_simulation():
     u, v = linfit.gaussian_difficulty_line(mu1, s1, mu2, s2)
     assert u == pytest.approx(np.sqrt(2) / np.sqrt(1.64))
     assert v == pytest.approx(-0.5 / np.sqrt(1.64))
-    acc1, acc2 = linfit.simulate_gaussian_difficulty(np.linspace(-1, 2, 25), mu1, s1, mu2, s2, n_images=200_000, seed=1)
+    acc1, acc2 = linfit.simulate_gaussian_difficulty(
+        np.linspace(-1, 2, 25), mu1, s1, mu2, s2, n_images=200_000, seed=1
+    )
     fit = linfit.fit_linear(acc1, acc2, scale="probit", n_boot=200, seed=0)
     assert fit.slope == pytest.approx(u, abs=0.02)
     assert fit.intercept == pytest.approx(v, abs=0.02)

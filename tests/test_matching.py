@@ -52,10 +52,14 @@ def test_invariants(sets, eps, by, seed):
     pair = dict(zip(t.tolist(), s.tolist()))
     for ti in range(len(tgt_pred)):
         if ti in pair:
-            assert _candidates(src_pred, src_conf, tgt_pred[ti], tgt_conf[ti], ~used_before, eps, by)[pair[ti]]
+            assert _candidates(src_pred, src_conf, tgt_pred[ti], tgt_conf[ti], ~used_before, eps, by)[
+                pair[ti]
+            ]
             used_before[pair[ti]] = True
         else:
-            assert not _candidates(src_pred, src_conf, tgt_pred[ti], tgt_conf[ti], ~used_before, eps, by).any()
+            assert not _candidates(
+                src_pred, src_conf, tgt_pred[ti], tgt_conf[ti], ~used_before, eps, by
+            ).any()
     assert m.fraction_unmatched == pytest.approx(len(u) / len(tgt_pred))
 
 
@@ -63,7 +67,9 @@ def test_invariants(sets, eps, by, seed):
 @settings(max_examples=100, deadline=None)
 def test_reference_satisfies_the_same_invariants(sets, eps, by, seed):
     src_pred, src_conf, tgt_pred, tgt_conf = sets
-    m = matching.match_predictions_reference(src_pred, src_conf, tgt_pred, tgt_conf, eps=eps, by=by, seed=seed)
+    m = matching.match_predictions_reference(
+        src_pred, src_conf, tgt_pred, tgt_conf, eps=eps, by=by, seed=seed
+    )
     assert len(set(m.source_index.tolist())) == len(m.source_index)
     assert np.all(np.abs(src_conf[m.source_index] - tgt_conf[m.target_index]) <= eps)
 
@@ -156,14 +162,20 @@ def test_matched_accuracy_statistics_and_roles():
     src_conf, tgt_conf = rng.uniform(0.4, 1, n_src), rng.uniform(0.4, 1, n_tgt)
     src_labels = np.where(rng.random(n_src) < src_conf, src_pred, (src_pred + 1) % 3)
     tgt_labels = np.where(rng.random(n_tgt) < tgt_conf - 0.2, tgt_pred, (tgt_pred + 1) % 3)
-    out = matching.matched_accuracy(src_labels, _probs(src_pred, src_conf), tgt_labels, _probs(tgt_pred, tgt_conf), eps=0.01, n_runs=5)
+    out = matching.matched_accuracy(
+        src_labels, _probs(src_pred, src_conf), tgt_labels, _probs(tgt_pred, tgt_conf), eps=0.01, n_runs=5
+    )
     assert out["roles"] == {"source": "src", "target": "tgt"}
     assert out["accuracy"]["source"] == pytest.approx((src_labels == src_pred).mean())
     assert out["gap"] == pytest.approx(out["accuracy"]["source"] - out["accuracy"]["target"])
-    assert out["matched_gap"]["mean"] == pytest.approx(out["matched_accuracy_source"]["mean"] - out["matched_accuracy_target"]["mean"])
+    assert out["matched_gap"]["mean"] == pytest.approx(
+        out["matched_accuracy_source"]["mean"] - out["matched_accuracy_target"]["mean"]
+    )
     assert 0 <= out["fraction_unmatched"]["mean"] <= 1 and out["n_runs"] == 5
     # the smaller first set becomes the target: roles swap
-    swapped = matching.matched_accuracy(tgt_labels, _probs(tgt_pred, tgt_conf), src_labels, _probs(src_pred, src_conf), eps=0.01, n_runs=2)
+    swapped = matching.matched_accuracy(
+        tgt_labels, _probs(tgt_pred, tgt_conf), src_labels, _probs(src_pred, src_conf), eps=0.01, n_runs=2
+    )
     assert swapped["roles"] == {"source": "tgt", "target": "src"}
     assert swapped["accuracy"]["source"] == pytest.approx(out["accuracy"]["source"])
 

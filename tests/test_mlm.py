@@ -27,8 +27,11 @@ def _data(seed, n=200, k=K, sharp=3.0):
 @given(st.integers(0, 10_000), st.integers(2, 8))
 def test_mlm_invariants(seed, k):
     probs, labels = _data(seed, n=120, k=k)
-    centroids = mlm.initial_centroids(probs, labels) if all(
-        np.any((probs.argmax(1) == labels) & (labels == c)) for c in range(k)) else np.eye(k)
+    centroids = (
+        mlm.initial_centroids(probs, labels)
+        if all(np.any((probs.argmax(1) == labels) & (labels == c)) for c in range(k))
+        else np.eye(k)
+    )
     m = mlm.misclassification_likelihood_matrix(probs, labels, centroids)
     assert m.shape == (k, k)
     assert np.all(m >= 0) and np.allclose(np.diag(m), 0) and np.allclose(m.sum(axis=1), 1)

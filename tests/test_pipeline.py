@@ -5,9 +5,9 @@ import json
 import pytest
 from conftest import shifteval
 
-from shifteval import pipeline
+from shifteval.book import pipeline
 
-BROKEN = '''# %% [markdown]
+BROKEN = """# %% [markdown]
 # # A chapter that fails
 
 # %% tags=["parameters"]
@@ -15,7 +15,7 @@ divisor = 1
 results_path = None
 
 # %%
-from shifteval import results
+from shifteval.book import results
 
 value = 1 / divisor
 
@@ -24,9 +24,9 @@ raise ValueError(f"deliberate failure with divisor={divisor}")
 
 # %%
 results.record(results_path, {"value": value})
-'''
+"""
 
-TINY = '''# %% [markdown]
+TINY = """# %% [markdown]
 # # A tiny chapter
 
 # %% tags=["parameters"]
@@ -35,10 +35,10 @@ label = "x"
 results_path = None
 
 # %%
-from shifteval import results
+from shifteval.book import results
 
 summary = results.record(results_path, {"doubled": 21 * scale, "label": label})
-'''
+"""
 
 
 def _add_chapter(project, name, source, params=None, first=False):
@@ -49,9 +49,14 @@ def _add_chapter(project, name, source, params=None, first=False):
     (pdir / "default.yaml").write_text(params or "description: test\nparameters: {}\n")
     toc = (project / "_toc.yml").read_text()
     if first:
-        toc = toc.replace("parts:\n", f"parts:\n  - caption: Test\n    chapters:\n      - file: book/chapters/{name}\n", 1)
+        toc = toc.replace(
+            "parts:\n", f"parts:\n  - caption: Test\n    chapters:\n      - file: book/chapters/{name}\n", 1
+        )
     else:
-        toc = toc.replace("      - file: book/chapters/linear-fits", f"      - file: book/chapters/linear-fits\n      - file: book/chapters/{name}")
+        toc = toc.replace(
+            "      - file: book/chapters/linear-fits",
+            f"      - file: book/chapters/linear-fits\n      - file: book/chapters/{name}",
+        )
     (project / "_toc.yml").write_text(toc)
 
 
@@ -60,7 +65,15 @@ def test_list_shows_chapters_in_toc_order_with_parameter_sets(project):
     out = shifteval("list", cwd=project)
     assert out.returncode == 0, out.stderr
     names = [line.split()[0] for line in out.stdout.strip().splitlines()]
-    assert names == ["replication-world", "linear-fits", "tiny", "selection-bias", "matched-evaluation", "ood-autoeval", "mlm"]
+    assert names == [
+        "replication-world",
+        "linear-fits",
+        "tiny",
+        "selection-bias",
+        "matched-evaluation",
+        "ood-autoeval",
+        "mlm",
+    ]
     assert "default, real, smoke" in out.stdout.splitlines()[0]
 
 
@@ -84,7 +97,11 @@ def test_unknown_parameter_is_refused_before_anything_runs(project):
 
 def test_unknown_chapter_and_parameter_set(project):
     out = shifteval("run", "linear-fit", cwd=project)
-    assert out.returncode != 0 and "unknown chapter 'linear-fit'; chapters: replication-world, linear-fits, selection-bias, matched-evaluation, ood-autoeval, mlm" in out.stderr
+    assert (
+        out.returncode != 0
+        and "unknown chapter 'linear-fit'; chapters: replication-world, linear-fits, selection-bias, matched-evaluation, ood-autoeval, mlm"
+        in out.stderr
+    )
     out = shifteval("run", "linear-fits", "--params", "huge", cwd=project)
     assert out.returncode != 0 and "no parameter set 'huge'; available: default, real, smoke" in out.stderr
 
@@ -158,12 +175,18 @@ def test_cache_key_covers_data_files_named_by_parameters(project):
     key1 = pipeline.cache_key(chapter, {"label": "data.csv"})
     data.write_text("a,b\n1,3\n")
     assert pipeline.cache_key(chapter, {"label": "data.csv"}) != key1
-    assert pipeline.cache_key(chapter, {"label": "data.csv"}) == pipeline.cache_key(chapter, {"label": "data.csv"})
+    assert pipeline.cache_key(chapter, {"label": "data.csv"}) == pipeline.cache_key(
+        chapter, {"label": "data.csv"}
+    )
 
 
 @pytest.mark.parametrize(
     ("pairs", "expected"),
-    [(["n=3"], {"n": 3}), (["x=0.5", "t=[a, b]"], {"x": 0.5, "t": ["a", "b"]}), (["s=hello"], {"s": "hello"})],
+    [
+        (["n=3"], {"n": 3}),
+        (["x=0.5", "t=[a, b]"], {"x": 0.5, "t": ["a", "b"]}),
+        (["s=hello"], {"s": "hello"}),
+    ],
 )
 def test_parse_overrides(pairs, expected):
     assert pipeline.parse_overrides(pairs) == expected

@@ -9,9 +9,8 @@ import time
 import numpy as np
 import pytest
 
-from shifteval import predict
 from shifteval.datasets import real
-from shifteval.zoo import PredictionStore, pretrained
+from shifteval.zoo import PredictionStore, predict, pretrained
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +51,14 @@ def test_missing_cache_without_download_is_a_clear_error(monkeypatch, tmp_path):
 
 
 def test_job_writes_the_store_and_skips_when_done(weights, cifar_root, tmp_path):
-    job = predict.Job("resnet10t", "cifar10.1", str(cifar_root), str(tmp_path / "store"), weights=str(weights[0]), batch_size=4)
+    job = predict.Job(
+        "resnet10t",
+        "cifar10.1",
+        str(cifar_root),
+        str(tmp_path / "store"),
+        weights=str(weights[0]),
+        batch_size=4,
+    )
     assert predict.run_job(job, progress=False) == "done"
     p = PredictionStore(tmp_path / "store").load("resnet10t", "cifar10.1")
     assert p.labels.tolist() == [0, 1, 2, 3, 4, 5] and p.meta["parameters"]["job"]["dataset"] == "cifar10.1"
@@ -66,7 +72,9 @@ def test_label_space_mismatch(weights, cifar_root, tmp_path):
     from PIL import Image
 
     Image.fromarray(np.zeros((8, 8, 3), np.uint8)).save(imgs / "a.png")
-    job = predict.Job("resnet10t", "imagenetv2", str(tmp_path / "v2"), str(tmp_path / "out"), weights=str(weights[0]))
+    job = predict.Job(
+        "resnet10t", "imagenetv2", str(tmp_path / "v2"), str(tmp_path / "out"), weights=str(weights[0])
+    )
     with pytest.raises(ValueError, match="does not match the 1000-class label space of imagenetv2"):
         predict.run_job(job, progress=False)
 
@@ -75,9 +83,22 @@ def test_dask_local_cluster_runs_several_jobs(weights, cifar_root, tmp_path):
     from distributed import LocalCluster
 
     out = tmp_path / "store"
-    jobs = [predict.Job(m, "cifar10.1", str(cifar_root), str(out), weights=str(weights[0]), batch_size=3) for m in ("resnet10t",)]
+    jobs = [
+        predict.Job(m, "cifar10.1", str(cifar_root), str(out), weights=str(weights[0]), batch_size=3)
+        for m in ("resnet10t",)
+    ]
     # two more "models": the same weights under other store names exercise several jobs on the cluster
-    jobs += [predict.Job("resnet10t", "cifar10.1", str(cifar_root), str(tmp_path / f"store{i}"), weights=str(weights[0]), batch_size=3) for i in range(2)]
+    jobs += [
+        predict.Job(
+            "resnet10t",
+            "cifar10.1",
+            str(cifar_root),
+            str(tmp_path / f"store{i}"),
+            weights=str(weights[0]),
+            batch_size=3,
+        )
+        for i in range(2)
+    ]
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         statuses = predict.run_jobs(jobs, executor=f"dask://{cluster.scheduler_address}")
     assert statuses == ["done", "done", "done"]
@@ -93,7 +114,7 @@ def test_a_killed_job_leaves_the_store_consistent_and_the_rerun_completes(weight
     np.save(root / "cifar10.1_v6_labels.npy", np.arange(400) % 10)
     out = tmp_path / "store"
     code = (
-        "from shifteval import predict\n"
+        "from shifteval.zoo import predict\n"
         f"job = predict.Job('resnet10t', 'cifar10.1', {str(root)!r}, {str(out)!r}, weights={str(weights[0])!r}, batch_size=8)\n"
         "predict.run_job(job)\n"
     )
@@ -114,15 +135,35 @@ def test_a_killed_job_leaves_the_store_consistent_and_the_rerun_completes(weight
 
 def test_cli_predict_and_errors(weights, cifar_root, tmp_path):
     out = tmp_path / "store"
-    cmd = [sys.executable, "-m", "shifteval.cli", "predict", "--models", "resnet10t", "--datasets", "cifar10.1",
-           "--data-root", f"cifar10.1={cifar_root}", "--weights", f"resnet10t={weights[0]}", "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "shifteval.book.cli",
+        "predict",
+        "--models",
+        "resnet10t",
+        "--datasets",
+        "cifar10.1",
+        "--data-root",
+        f"cifar10.1={cifar_root}",
+        "--weights",
+        f"resnet10t={weights[0]}",
+        "--out",
+        str(out),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "done     resnet10t on cifar10.1" in done.stdout
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert "skipped  resnet10t on cifar10.1" in again.stdout
-    bad = subprocess.run(cmd[:-2] + ["--out", str(out), "--datasets", "svhn"], capture_output=True, text=True, timeout=300)
+    bad = subprocess.run(
+        cmd[:-2] + ["--out", str(out), "--datasets", "svhn"], capture_output=True, text=True, timeout=300
+    )
     assert bad.returncode == 1 and "unknown dataset 'svhn'" in bad.stderr
-    missing = subprocess.run([c.replace(str(cifar_root), str(tmp_path / "nowhere")) for c in cmd[:-1]] + [str(tmp_path / "o2")],
-                             capture_output=True, text=True, timeout=300)
+    missing = subprocess.run(
+        [c.replace(str(cifar_root), str(tmp_path / "nowhere")) for c in cmd[:-1]] + [str(tmp_path / "o2")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert missing.returncode == 1 and "missing file" in missing.stderr and "CIFAR-10.1" in missing.stderr

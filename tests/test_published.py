@@ -13,7 +13,11 @@ RECHT_COLUMNS = [
 EXPECTED_ROWS = {
     "recht2019_cifar10": 34,
     "recht2019_cifar10_balanced": 34,
-    **{f"recht2019_imagenet_{k}_{s}": 67 for k in ("top1", "top5") for s in ("matchedfrequency", "threshold0.7", "topimages")},
+    **{
+        f"recht2019_imagenet_{k}_{s}": 67
+        for k in ("top1", "top5")
+        for s in ("matchedfrequency", "threshold0.7", "topimages")
+    },
     "engstrom2020_imagenet": 136,
 }
 
@@ -44,7 +48,11 @@ def test_recht_tables_are_internally_consistent(name):
 def test_spot_values_against_the_papers():
     cifar = published.load_table("recht2019_cifar10").set_index("model")
     assert cifar.loc["autoaug_pyramid_net_tf", ["orig_acc", "new_acc"]].tolist() == [98.4, 95.5]
-    assert cifar.loc["random_features_32k", ["orig_ci_low", "new_ci_high", "gap"]].tolist() == [82.6, 70.0, 15.4]
+    assert cifar.loc["random_features_32k", ["orig_ci_low", "new_ci_high", "gap"]].tolist() == [
+        82.6,
+        70.0,
+        15.4,
+    ]
     top1 = published.load_table("recht2019_imagenet_top1_matchedfrequency").set_index("model")
     assert top1.loc["resnet50", ["orig_acc", "new_acc", "new_rank"]].tolist() == [76.1, 63.3, 39]
     assert top1.loc["fv_4k", ["orig_acc", "new_acc"]].tolist() == [21.2, 15.0]

@@ -66,7 +66,10 @@ def _world_like(n_images=4000, n=10, seed=0):
     pool = rng.beta(2, 2, 20 * n_images)
     k_pool = rng.binomial(n, pool)
     k1_hist = np.bincount(rng.binomial(n, s1), minlength=n + 1) / n_images
-    accept = rng.random(len(pool)) < (k1_hist[k_pool] / np.bincount(k_pool, minlength=n + 1)[k_pool]) * n_images / 2
+    accept = (
+        rng.random(len(pool))
+        < (k1_hist[k_pool] / np.bincount(k_pool, minlength=n + 1)[k_pool]) * n_images / 2
+    )
     s2 = pool[accept][:n_images]
     v1 = (rng.random((n_images, n)) < s1[:, None]).astype(int)
     v2 = (rng.random((len(s2), n)) < s2[:, None]).astype(int)
@@ -122,9 +125,18 @@ def test_gap_decomposition_adds_up():
     ("call", "message"),
     [
         (lambda: selection.naive_adjusted_accuracy([1, 2], [1, 2, 3], [1, 0], 5), "one entry per v2 image"),
-        (lambda: selection.naive_adjusted_accuracy([1, 7], [1, 2], [1, 0], 5), "must not exceed n_annotators=5"),
-        (lambda: selection.jackknife_adjusted_accuracy(np.ones((3, 4)), np.ones((3, 5)), [1, 0, 1]), "4 annotators but votes_v2 has 5"),
-        (lambda: selection.jackknife_adjusted_accuracy(np.full((3, 4), 2), np.ones((3, 4)), [1, 0, 1]), "only 0/1 votes"),
+        (
+            lambda: selection.naive_adjusted_accuracy([1, 7], [1, 2], [1, 0], 5),
+            "must not exceed n_annotators=5",
+        ),
+        (
+            lambda: selection.jackknife_adjusted_accuracy(np.ones((3, 4)), np.ones((3, 5)), [1, 0, 1]),
+            "4 annotators but votes_v2 has 5",
+        ),
+        (
+            lambda: selection.jackknife_adjusted_accuracy(np.full((3, 4), 2), np.ones((3, 4)), [1, 0, 1]),
+            "only 0/1 votes",
+        ),
         (lambda: selection.toy_v2_density(0.5, -1, 2, 3), "alpha and beta must be positive"),
     ],
 )

@@ -88,7 +88,17 @@ def test_render_identity_at_zero_difficulty_and_stronger_nuisance_with_d():
 
 
 def test_frequency_bins():
-    assert worlds.frequency_bin([0, 0.19, 0.2, 0.39, 0.4, 0.6, 0.79, 0.8, 1.0]).tolist() == [0, 0, 1, 1, 2, 3, 3, 4, 4]
+    assert worlds.frequency_bin([0, 0.19, 0.2, 0.39, 0.4, 0.6, 0.79, 0.8, 1.0]).tolist() == [
+        0,
+        0,
+        1,
+        1,
+        2,
+        3,
+        3,
+        4,
+        4,
+    ]
 
 
 def test_matched_frequency_follows_the_reference_histogram_and_spills_upwards():

@@ -25,7 +25,14 @@ def test_store_round_trip_and_format(tmp_path):
         assert sorted(data.files) == ["labels", "probs"]
         assert data["labels"].dtype == np.int64 and data["probs"].dtype == np.float32
     meta = json.loads((tmp_path / "m1" / "v1.json").read_text())
-    assert meta == {"model": "m1", "dataset": "v1", "n": 2, "n_classes": 3, "accuracy": 0.5, "parameters": {"epochs": 3}}
+    assert meta == {
+        "model": "m1",
+        "dataset": "v1",
+        "n": 2,
+        "n_classes": 3,
+        "accuracy": 0.5,
+        "parameters": {"epochs": 3},
+    }
     loaded = store.load("m1", "v1")
     assert np.allclose(loaded.probs, probs) and loaded.predicted.tolist() == [0, 2]
     assert store.models() == ["m1"] and store.datasets("m1") == ["v1"]
@@ -126,7 +133,9 @@ def test_build_zoo_trains_once_and_models_learn(tiny_world, tmp_path):
     assert np.array_equal(p.labels, tiny_world.labels[tiny_world.split_index("v1")])
     # accuracy_on reads subsets of the pool predictions
     sub = tiny_world.split_index("matchedfrequency")
-    assert z.accuracy_on(tiny_world, sub)[specs[0].name] == pytest.approx(table.loc[specs[0].name, "matchedfrequency"])
+    assert z.accuracy_on(tiny_world, sub)[specs[0].name] == pytest.approx(
+        table.loc[specs[0].name, "matchedfrequency"]
+    )
 
 
 def test_changed_spec_is_retrained(tiny_world, tmp_path):
@@ -151,7 +160,9 @@ def test_torch_training_is_reproducible(tiny_world):
 def test_timm_model_trains_from_scratch(tiny_world):
     spec = models.ModelSpec("t", "timm", "resnet10t", {"epochs": 1})
     tr = tiny_world.split_index("train")[:200]
-    out = models.train_and_predict(spec, tiny_world.images[tr], tiny_world.labels[tr], {"v1": tiny_world.images[:10]})
+    out = models.train_and_predict(
+        spec, tiny_world.images[tr], tiny_world.labels[tr], {"v1": tiny_world.images[:10]}
+    )
     assert out["v1"].shape == (10, 10) and np.allclose(out["v1"].sum(axis=1), 1, atol=1e-5)
 
 

@@ -63,7 +63,7 @@ def feature_net(arch: str = "cnn", n_classes: int = 10, width: int = 32):
         )  # fmt: skip
         dim = 2 * w
     else:
-        from .compat import import_timm
+        from .utils.compat import import_timm
 
         backbone = import_timm().create_model(arch, pretrained=False, in_chans=1, num_classes=0)
         dim = backbone.num_features
@@ -109,14 +109,26 @@ def _step_loss(outliers=None, margins=None, weight: float = 0.1):
         if aux is not None:
             out_logits, _ = model(aux[torch.randint(0, len(aux), (len(xb),), generator=gen)])
             e_in, e_out = -torch.logsumexp(logits, 1), -torch.logsumexp(out_logits, 1)
-            total = total + weight * (torch.relu(e_in - m_in).pow(2).mean() + torch.relu(m_out - e_out).pow(2).mean())
+            total = total + weight * (
+                torch.relu(e_in - m_in).pow(2).mean() + torch.relu(m_out - e_out).pow(2).mean()
+            )
         return total
 
     return loss
 
 
-def train_feature_net(images, labels, *, arch: str = "cnn", epochs: int = 8, lr: float = 3e-3, batch_size: int = 128,
-                      seed: int = 0, width: int = 32, progress=None):
+def train_feature_net(
+    images,
+    labels,
+    *,
+    arch: str = "cnn",
+    epochs: int = 8,
+    lr: float = 3e-3,
+    batch_size: int = 128,
+    seed: int = 0,
+    width: int = 32,
+    progress=None,
+):
     """Train :func:`feature_net` jointly on classification and rotation prediction (AdamW, one-cycle)."""
     torch = _torch()
     from .zoo.models import fit_torch
@@ -124,12 +136,33 @@ def train_feature_net(images, labels, *, arch: str = "cnn", epochs: int = 8, lr:
     images = _check_images(images, "training images")
     torch.manual_seed(int(seed))
     model = feature_net(arch, width=width)
-    return fit_torch(model, images, labels, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed,
-                     step_loss=_step_loss(), progress=progress)
+    return fit_torch(
+        model,
+        images,
+        labels,
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        seed=seed,
+        step_loss=_step_loss(),
+        progress=progress,
+    )
 
 
-def train_detector(model, images, labels, outliers, *, epochs: int = 4, lr: float = 1e-3, batch_size: int = 128,
-                   margins=None, weight: float = 0.1, seed: int = 0, progress=None):
+def train_detector(
+    model,
+    images,
+    labels,
+    outliers,
+    *,
+    epochs: int = 4,
+    lr: float = 1e-3,
+    batch_size: int = 128,
+    margins=None,
+    weight: float = 0.1,
+    seed: int = 0,
+    progress=None,
+):
     """The OOD detector of Zhu et al. (§4.2): a copy of ``model`` fine-tuned with outlier exposure.
 
     Liu et al. (2020, §3.2, Eq. 9) fine-tune a trained classifier on its training data plus auxiliary
@@ -164,8 +197,17 @@ def train_detector(model, images, labels, outliers, *, epochs: int = 4, lr: floa
     if not margins[0] < margins[1]:
         raise ValueError(f"margins must satisfy m_in < m_out, got {margins}")
     detector = copy.deepcopy(model)
-    return fit_torch(detector, images, labels, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed,
-                     step_loss=_step_loss(outliers, margins, weight), progress=progress)
+    return fit_torch(
+        detector,
+        images,
+        labels,
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        seed=seed,
+        step_loss=_step_loss(outliers, margins, weight),
+        progress=progress,
+    )
 
 
 @dataclass
@@ -232,7 +274,9 @@ def compute_outputs(model, images, batch: int = 1024, rotation: bool = False, de
 def _check_images(images, what: str = "images"):
     images = np.asarray(images, dtype=np.float32)
     if images.ndim != 3 or images.shape[1] < 8 or images.shape[1] != images.shape[2]:
-        raise ValueError(f"{what} must be an (N, S, S) array of square grayscale images (S ≥ 8), got shape {images.shape}")
+        raise ValueError(
+            f"{what} must be an (N, S, S) array of square grayscale images (S ≥ 8), got shape {images.shape}"
+        )
     if len(images) == 0:
         raise ValueError(f"{what}: the set is empty")
     return images
@@ -452,9 +496,19 @@ def meta_targets(outputs: list, labels: list, ref: Reference):
     return reps, acc
 
 
-def fit(meta_outputs, meta_labels, train_outputs: Outputs, val_outputs: Outputs, val_labels, *,
-        hidden=(128, 64, 32, 16), alphas=(1.0, 1e-3, 1e-2, 0.1, 10.0), val_meta=None, seed: int = 0,
-        temperature: float = 1.0) -> AutoEval:
+def fit(
+    meta_outputs,
+    meta_labels,
+    train_outputs: Outputs,
+    val_outputs: Outputs,
+    val_labels,
+    *,
+    hidden=(128, 64, 32, 16),
+    alphas=(1.0, 1e-3, 1e-2, 0.1, 10.0),
+    val_meta=None,
+    seed: int = 0,
+    temperature: float = 1.0,
+) -> AutoEval:
     """Fit AutoEval and the baselines.
 
     Parameters
@@ -504,8 +558,17 @@ def fit(meta_outputs, meta_labels, train_outputs: Outputs, val_outputs: Outputs,
         slope, intercept = np.nan, np.nan
     val_conf = val_outputs.probs.max(axis=1)
     val_correct = val_outputs.logits.argmax(1) == np.asarray(val_labels)
-    return AutoEval(ref, mlp, linear, (float(slope), float(intercept)), float(val_correct.mean()),
-                    float(val_conf.mean()), atc_threshold(val_conf, val_correct), temperature, alpha)
+    return AutoEval(
+        ref,
+        mlp,
+        linear,
+        (float(slope), float(intercept)),
+        float(val_correct.mean()),
+        float(val_conf.mean()),
+        atc_threshold(val_conf, val_correct),
+        temperature,
+        alpha,
+    )
 
 
 def rmse(predicted, actual) -> float:
@@ -561,11 +624,26 @@ def _glyphs(chars, fonts, n, side, rng):
             fig = Figure(figsize=(1, 1), dpi=big)
             canvas = FigureCanvasAgg(fig)
             fig.patch.set_facecolor("black")
-            fig.text(0.5, 0.5, ch, color="white", fontsize=0.62 * big, family=font, ha="center", va="center", weight="bold")
+            fig.text(
+                0.5,
+                0.5,
+                ch,
+                color="white",
+                fontsize=0.62 * big,
+                family=font,
+                ha="center",
+                va="center",
+                weight="bold",
+            )
             canvas.draw()
             glyphs[font, ch] = np.asarray(canvas.buffer_rgba())[..., 0] / 255.0
     keys = list(glyphs)
-    base = np.stack([ndimage.zoom(glyphs[keys[rng.integers(len(keys))]], side / big, order=1)[:side, :side] for _ in range(n)])
+    base = np.stack(
+        [
+            ndimage.zoom(glyphs[keys[rng.integers(len(keys))]], side / big, order=1)[:side, :side]
+            for _ in range(n)
+        ]
+    )
     return np.clip(_affine(base, rng, max_angle=20, max_scale=0.15, max_shift=1.5), 0, 1)
 
 
@@ -582,7 +660,7 @@ def _textures(n, side, rng):
         elif kind == 1:  # checkerboard
             img = 0.5 + 0.5 * np.sign(np.sin(2 * np.pi * freq * u + phase) * np.sin(2 * np.pi * freq * v))
         elif kind == 2:  # 1/f noise
-            spec = (rng.standard_normal((side, side)) + 1j * rng.standard_normal((side, side)))
+            spec = rng.standard_normal((side, side)) + 1j * rng.standard_normal((side, side))
             f = np.hypot(*np.meshgrid(np.fft.fftfreq(side), np.fft.fftfreq(side)))
             f[0, 0] = np.inf
             img = np.real(np.fft.ifft2(spec / f))
@@ -614,16 +692,24 @@ def auxiliary_outliers(n: int, side: int = 16, seed: int = 0) -> np.ndarray:
     if n < 1:
         raise ValueError(f"n must be positive, got {n}")
     rng = np.random.default_rng([seed, 99])
-    gray = [mimage.imread(cbook.get_sample_data(f, asfileobj=False))[..., :3].mean(axis=2)
-            for f in ("grace_hopper.jpg", "Minduka_Present_Blue_Pack.png")]
+    gray = [
+        mimage.imread(cbook.get_sample_data(f, asfileobj=False))[..., :3].mean(axis=2)
+        for f in ("grace_hopper.jpg", "Minduka_Present_Blue_Pack.png")
+    ]
     with cbook.get_sample_data("s1045.ima.gz") as f:
         gray.append(np.frombuffer(f.read(), np.uint16).reshape(256, 256).astype(float))
-    gray += [np.load(cbook.get_sample_data(f, asfileobj=False))[k] for f, k in
-             (("topobathy.npz", "topo"), ("jacksboro_fault_dem.npz", "elevation"))]
+    gray += [
+        np.load(cbook.get_sample_data(f, asfileobj=False))[k]
+        for f, k in (("topobathy.npz", "topo"), ("jacksboro_fault_dem.npz", "elevation"))
+    ]
     sources = [(g - g.min()) / np.ptp(g) for g in gray]
     n_patches = (n + 1) // 2
-    out = np.concatenate([_patches(sources, n_patches, side, rng),
-                          _glyphs(AUXILIARY_SYMBOLS, ("DejaVu Sans", "DejaVu Serif"), n - n_patches, side, rng)])
+    out = np.concatenate(
+        [
+            _patches(sources, n_patches, side, rng),
+            _glyphs(AUXILIARY_SYMBOLS, ("DejaVu Sans", "DejaVu Serif"), n - n_patches, side, rng),
+        ]
+    )
     return out[rng.permutation(n)].astype(np.float32)
 
 
@@ -659,7 +745,9 @@ def cutout(images, rng: np.random.Generator, size: int | None = None):
 def shear_contrast(images, rng: np.random.Generator, shear: float = 0.35, contrast: float = 0.6):
     """Shear each image by up to ±``shear`` and scale its contrast by ``contrast`` (the paper's '-B', with
     contrast standing in for hue, which gray images lack)."""
-    x = _affine(np.asarray(images, dtype=np.float64), rng, max_angle=0, max_scale=0, max_shift=0, max_shear=shear)
+    x = _affine(
+        np.asarray(images, dtype=np.float64), rng, max_angle=0, max_scale=0, max_shift=0, max_shear=shear
+    )
     m = x.mean(axis=(1, 2), keepdims=True)
     return np.clip((x - m) * contrast + m, 0, 1).astype(np.float32)
 
@@ -697,9 +785,15 @@ def _pack(outputs: list) -> dict:
 def _unpack(z, prefix: str) -> list:
     bounds = np.cumsum(np.r_[0, z[f"{prefix}_lengths"]])
     energies = z[f"{prefix}_energy"] if f"{prefix}_energy" in z else None
-    return [Outputs(z[f"{prefix}_logits"][a:b].astype(np.float64), z[f"{prefix}_features"][a:b].astype(np.float64),
-                    z[f"{prefix}_rotation"][a:b].astype(np.float64), None if energies is None else energies[a:b])
-            for a, b in zip(bounds[:-1], bounds[1:])]
+    return [
+        Outputs(
+            z[f"{prefix}_logits"][a:b].astype(np.float64),
+            z[f"{prefix}_features"][a:b].astype(np.float64),
+            z[f"{prefix}_rotation"][a:b].astype(np.float64),
+            None if energies is None else energies[a:b],
+        )
+        for a, b in zip(bounds[:-1], bounds[1:])
+    ]
 
 
 def _state_bytes(model) -> np.ndarray:
@@ -717,9 +811,23 @@ def _load_state(model, data: np.ndarray):
     return model.eval()
 
 
-def prepare_backbone(arch, x_train, y_train, meta_pool, meta_val_pool, *, epochs: int, n_sets: int, n_val_sets: int,
-                     set_size: int, seed: int = 0, outliers=None, detector_epochs: int = 4, cache=None,
-                     progress: bool = True) -> Backbone:
+def prepare_backbone(
+    arch,
+    x_train,
+    y_train,
+    meta_pool,
+    meta_val_pool,
+    *,
+    epochs: int,
+    n_sets: int,
+    n_val_sets: int,
+    set_size: int,
+    seed: int = 0,
+    outliers=None,
+    detector_epochs: int = 4,
+    cache=None,
+    progress: bool = True,
+) -> Backbone:
     """Train a feature network and compute its outputs on the training set and on every meta-set.
 
     Training meta-sets are drawn from ``meta_pool`` and validation meta-sets from ``meta_val_pool`` (two
@@ -735,7 +843,7 @@ def prepare_backbone(arch, x_train, y_train, meta_pool, meta_val_pool, *, epochs
 
     from tqdm import tqdm
 
-    from .io import atomic_write_bytes
+    from .utils.io import atomic_write_bytes
 
     (xm, ym), (xv, yv) = meta_pool, meta_val_pool
     h = hashlib.sha256()
@@ -751,23 +859,38 @@ def prepare_backbone(arch, x_train, y_train, meta_pool, meta_val_pool, *, epochs
         with np.load(path, allow_pickle=False) as z:
             model = _load_state(feature_net(arch), z["state"])
             detector = _load_state(feature_net(arch), z["detector_state"]) if "detector_state" in z else None
-            return Backbone(arch, model, _unpack(z, "train")[0], _unpack(z, "meta"),
-                            list(_split(z["meta_labels"], z["meta_lengths"])), _unpack(z, "val"),
-                            list(_split(z["val_labels"], z["val_lengths"])), detector)
+            return Backbone(
+                arch,
+                model,
+                _unpack(z, "train")[0],
+                _unpack(z, "meta"),
+                list(_split(z["meta_labels"], z["meta_lengths"])),
+                _unpack(z, "val"),
+                list(_split(z["val_labels"], z["val_lengths"])),
+                detector,
+            )
     bar = tqdm(total=epochs, desc=f"training {arch}", unit="epoch", disable=not progress)
     model = train_feature_net(x_train, y_train, arch=arch, epochs=epochs, seed=seed, progress=bar)
     bar.close()
     detector = None
     if outliers is not None:
-        bar = tqdm(total=detector_epochs, desc=f"outlier exposure of the {arch} detector", unit="epoch",
-                   disable=not progress)
-        detector = train_detector(model, x_train, y_train, outliers, epochs=detector_epochs, seed=seed, progress=bar)
+        bar = tqdm(
+            total=detector_epochs,
+            desc=f"outlier exposure of the {arch} detector",
+            unit="epoch",
+            disable=not progress,
+        )
+        detector = train_detector(
+            model, x_train, y_train, outliers, epochs=detector_epochs, seed=seed, progress=bar
+        )
         bar.close()
     train = compute_outputs(model, x_train, rotation=True, detector=detector)
     meta, meta_labels, val, val_labels = [], [], [], []
     sets = [(meta, meta_labels, s) for s in meta_dataset(xm, ym, n_sets, set_size, seed)]
     sets += [(val, val_labels, s) for s in meta_dataset(xv, yv, n_val_sets, min(set_size, len(xv)), seed + 1)]
-    for outs, labels, (x, y, _) in tqdm(sets, desc=f"meta-sets through {arch}", unit="set", disable=not progress):
+    for outs, labels, (x, y, _) in tqdm(
+        sets, desc=f"meta-sets through {arch}", unit="set", disable=not progress
+    ):
         outs.append(compute_outputs(model, x, rotation=True))
         labels.append(y)
     if path is not None:
@@ -788,7 +911,14 @@ def _split(values, lengths):
     return (values[a:b] for a, b in zip(bounds[:-1], bounds[1:]))
 
 
-def mix(id_outputs: Outputs, id_labels, ood_outputs: Outputs, size: int, ood_share: float, rng: np.random.Generator):
+def mix(
+    id_outputs: Outputs,
+    id_labels,
+    ood_outputs: Outputs,
+    size: int,
+    ood_share: float,
+    rng: np.random.Generator,
+):
     """A test set of ``size`` images, ``round(size·ood_share)`` of them OOD (§4.1), drawn without replacement.
 
     Returns the combined outputs, the ground-truth accuracy (every OOD image counts as an error) and
@@ -799,8 +929,10 @@ def mix(id_outputs: Outputs, id_labels, ood_outputs: Outputs, size: int, ood_sha
     n_ood = int(round(size * ood_share))
     n_id = size - n_ood
     if n_id > len(id_outputs.logits) or n_ood > len(ood_outputs.logits):
-        raise ValueError(f"a test set of {n_id} ID + {n_ood} OOD images needs more images than the sources hold "
-                         f"({len(id_outputs.logits)} ID, {len(ood_outputs.logits)} OOD)")
+        raise ValueError(
+            f"a test set of {n_id} ID + {n_ood} OOD images needs more images than the sources hold "
+            f"({len(id_outputs.logits)} ID, {len(ood_outputs.logits)} OOD)"
+        )
     i = rng.choice(len(id_outputs.logits), n_id, replace=False)
     o = rng.choice(len(ood_outputs.logits), n_ood, replace=False)
     a, b = id_outputs.subset(i), ood_outputs.subset(o)
@@ -809,16 +941,45 @@ def mix(id_outputs: Outputs, id_labels, ood_outputs: Outputs, size: int, ood_sha
     return combined, truth, np.r_[np.zeros(n_id, bool), np.ones(n_ood, bool)]
 
 
-METHODS = ("softmax_0.8", "softmax_0.9", "average_confidence", "doc", "atc", "rotation", "autoeval_linear",
-           "autoeval", "autoeval_energy_ood")
+METHODS = (
+    "softmax_0.8",
+    "softmax_0.9",
+    "average_confidence",
+    "doc",
+    "atc",
+    "rotation",
+    "autoeval_linear",
+    "autoeval",
+    "autoeval_energy_ood",
+)
 #: Short names of :data:`METHODS` for tables and legends.
-METHOD_LABELS = {"softmax_0.8": "softmax τ=0.8", "softmax_0.9": "softmax τ=0.9", "average_confidence": "avg. conf.",
-                 "doc": "DoC", "atc": "ATC", "rotation": "rotation", "autoeval_linear": "AutoEval (FD, linear)",
-                 "autoeval": "AutoEval", "autoeval_energy_ood": "AutoEval + energy OOD"}
+METHOD_LABELS = {
+    "softmax_0.8": "softmax τ=0.8",
+    "softmax_0.9": "softmax τ=0.9",
+    "average_confidence": "avg. conf.",
+    "doc": "DoC",
+    "atc": "ATC",
+    "rotation": "rotation",
+    "autoeval_linear": "AutoEval (FD, linear)",
+    "autoeval": "AutoEval",
+    "autoeval_energy_ood": "AutoEval + energy OOD",
+}
 
 
-def evaluate(est: AutoEval, id_outputs: dict, id_labels: dict, ood_outputs: dict, *, set_size: int, ood_share: float,
-             percentile: float, repeats: int, seed: int = 0, ids=None, oods=None) -> pd.DataFrame:
+def evaluate(
+    est: AutoEval,
+    id_outputs: dict,
+    id_labels: dict,
+    ood_outputs: dict,
+    *,
+    set_size: int,
+    ood_share: float,
+    percentile: float,
+    repeats: int,
+    seed: int = 0,
+    ids=None,
+    oods=None,
+) -> pd.DataFrame:
     """Every method's estimate and the truth on test sets mixed from every ID × OOD source pair (§4.1).
 
     Test set ``r`` of pair ``(i, j)`` is drawn with its own generator. Besides the estimates, each row has
@@ -833,11 +994,21 @@ def evaluate(est: AutoEval, id_outputs: dict, id_labels: dict, ood_outputs: dict
         for j, s_ood in enumerate(oods or list(ood_outputs)):
             for r in range(repeats):
                 g = np.random.default_rng([seed, 1, i, j, r, int(round(1000 * ood_share))])
-                out, truth, is_ood = mix(id_outputs[s_id], id_labels[s_id], ood_outputs[s_ood], set_size, ood_share, g)
+                out, truth, is_ood = mix(
+                    id_outputs[s_id], id_labels[s_id], ood_outputs[s_ood], set_size, ood_share, g
+                )
                 e = out.energies(est.temperature)
-                rows.append({"id": s_id, "ood": s_ood, "repeat": r, "truth": truth, **est.estimates(out, percentile),
-                             "id_excluded": float((e[~is_ood] > tau).mean()),
-                             "ood_kept": float((e[is_ood] <= tau).mean()) if is_ood.any() else np.nan})
+                rows.append(
+                    {
+                        "id": s_id,
+                        "ood": s_ood,
+                        "repeat": r,
+                        "truth": truth,
+                        **est.estimates(out, percentile),
+                        "id_excluded": float((e[~is_ood] > tau).mean()),
+                        "ood_kept": float((e[is_ood] <= tau).mean()) if is_ood.any() else np.nan,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -846,10 +1017,13 @@ def rmse_table(frame, methods=METHODS, by=("id", "ood")) -> pd.DataFrame:
     import pandas as pd
 
     methods = [m for m in methods if m in frame]
-    rows = {" + ".join(map(str, key)): {m: rmse(g[m], g["truth"]) for m in methods}
-            for key, g in frame.groupby(list(by), sort=False)}
+    rows = {
+        " + ".join(map(str, key)): {m: rmse(g[m], g["truth"]) for m in methods}
+        for key, g in frame.groupby(list(by), sort=False)
+    }
     rows["all sets"] = {m: rmse(frame[m], frame["truth"]) for m in methods}
     return pd.DataFrame(rows).T
+
 
 def image_splits(world=None, dataset: str | None = None, data_dir=None):
     """The labeled image sets a chapter draws from, as ``{split: (images, labels)}`` with float32 images in
@@ -863,7 +1037,10 @@ def image_splits(world=None, dataset: str | None = None, data_dir=None):
         from .datasets import world as worlds
 
         w = worlds.build_world(world or {})
-        splits = {s: (w.images[w.split_index(s)].astype(np.float32), w.labels[w.split_index(s)]) for s in w.split_names}
+        splits = {
+            s: (w.images[w.split_index(s)].astype(np.float32), w.labels[w.split_index(s)])
+            for s in w.split_names
+        }
         return splits, f"replication world {w.config.key()}"
     if dataset == "mnist":
         from .datasets import real
@@ -891,7 +1068,9 @@ def id_source(splits: dict, name: str, seed: int = 0):
     if pert:
         pname, _, level = pert.partition("@")
         if not level.isdigit():
-            raise ValueError(f"ID source {name!r}: write a perturbation as '+<name>@<level>', e.g. 'v1+fog@3'")
+            raise ValueError(
+                f"ID source {name!r}: write a perturbation as '+<name>@<level>', e.g. 'v1+fog@3'"
+            )
         images = corruptions.corrupt(images, pname, int(level), seed)
     return np.asarray(images, np.float32), labels
 
@@ -914,8 +1093,23 @@ def ood_images_from_files(dataset: str, root, n: int, side: int, seed: int = 0) 
     return np.clip(x, 0, 1).astype(np.float32)
 
 
-def prepare(arch, epochs, x_fit, y_fit, meta_pool, val_pool, pools: dict, *, n_sets: int, n_val_sets: int,
-            set_size: int, seed: int = 0, outliers=None, detector_epochs: int = 4, cache=None):
+def prepare(
+    arch,
+    epochs,
+    x_fit,
+    y_fit,
+    meta_pool,
+    val_pool,
+    pools: dict,
+    *,
+    n_sets: int,
+    n_val_sets: int,
+    set_size: int,
+    seed: int = 0,
+    outliers=None,
+    detector_epochs: int = 4,
+    cache=None,
+):
     """Train a backbone (:func:`prepare_backbone`), fit AutoEval and the baselines (:func:`fit`, with the
     validation pool as DoC/ATC's held-out ID data) and compute its outputs on every image pool.
 
@@ -925,10 +1119,36 @@ def prepare(arch, epochs, x_fit, y_fit, meta_pool, val_pool, pools: dict, *, n_s
     estimator : AutoEval
     outputs : dict of str -> Outputs
     """
-    bb = prepare_backbone(arch, x_fit, y_fit, meta_pool, val_pool, epochs=epochs, n_sets=n_sets,
-                          n_val_sets=n_val_sets, set_size=set_size, seed=seed, outliers=outliers,
-                          detector_epochs=detector_epochs, cache=cache)
+    bb = prepare_backbone(
+        arch,
+        x_fit,
+        y_fit,
+        meta_pool,
+        val_pool,
+        epochs=epochs,
+        n_sets=n_sets,
+        n_val_sets=n_val_sets,
+        set_size=set_size,
+        seed=seed,
+        outliers=outliers,
+        detector_epochs=detector_epochs,
+        cache=cache,
+    )
     val_out = compute_outputs(bb.model, val_pool[0], rotation=True)
-    est = fit(bb.meta_train, bb.meta_train_labels, bb.train, val_out, val_pool[1], seed=seed,
-              val_meta=(bb.meta_val, bb.meta_val_labels))
-    return bb, est, {name: compute_outputs(bb.model, x, rotation=True, detector=bb.detector) for name, x in pools.items()}
+    est = fit(
+        bb.meta_train,
+        bb.meta_train_labels,
+        bb.train,
+        val_out,
+        val_pool[1],
+        seed=seed,
+        val_meta=(bb.meta_val, bb.meta_val_labels),
+    )
+    return (
+        bb,
+        est,
+        {
+            name: compute_outputs(bb.model, x, rotation=True, detector=bb.detector)
+            for name, x in pools.items()
+        },
+    )

@@ -82,7 +82,9 @@ def _power_law_noise(rng, shape, beta):
     fy, fx = np.fft.fftfreq(h)[:, None], np.fft.rfftfreq(w)[None, :]
     f = np.hypot(fy, fx)
     f[0, 0] = np.inf
-    spectrum = (rng.standard_normal((n, h, w // 2 + 1)) + 1j * rng.standard_normal((n, h, w // 2 + 1))) / f ** (beta / 2)
+    spectrum = (
+        rng.standard_normal((n, h, w // 2 + 1)) + 1j * rng.standard_normal((n, h, w // 2 + 1))
+    ) / f ** (beta / 2)
     field = np.fft.irfft2(spectrum, s=(h, w))
     lo = field.min(axis=(1, 2), keepdims=True)
     hi = field.max(axis=(1, 2), keepdims=True)
@@ -221,7 +223,9 @@ def _as_float(images):
     if images.dtype == np.uint8:
         return images.astype(np.float64) / 255.0
     if not np.issubdtype(images.dtype, np.floating):
-        raise ValueError(f"images must be uint8 (0-255) or floating point in [0, 1], got dtype {images.dtype}")
+        raise ValueError(
+            f"images must be uint8 (0-255) or floating point in [0, 1], got dtype {images.dtype}"
+        )
     if not np.all(np.isfinite(images)) or images.min() < 0 or images.max() > 1:
         raise ValueError("floating-point images must be finite and lie in [0, 1]")
     return images.astype(np.float64)

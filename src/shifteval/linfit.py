@@ -26,8 +26,7 @@ def _as_accuracies(values, name: str) -> np.ndarray:
     if ((arr < 0) | (arr > 1)).any():
         bad = arr[(arr < 0) | (arr > 1)][0]
         raise ValueError(
-            f"{name} must hold accuracies as fractions in [0, 1]; found {bad!r}"
-            " (percentages? divide by 100)"
+            f"{name} must hold accuracies as fractions in [0, 1]; found {bad!r} (percentages? divide by 100)"
         )
     return arr
 

@@ -162,7 +162,9 @@ def _match_loop(conf, seg_start, seg_end, tgt_seg, tgt_conf, u, eps):
     return out
 
 
-def match_predictions(src_pred, src_conf, tgt_pred, tgt_conf, *, eps=0.005, by="label_and_prob", seed=0) -> MatchResult:
+def match_predictions(
+    src_pred, src_conf, tgt_pred, tgt_conf, *, eps=0.005, by="label_and_prob", seed=0
+) -> MatchResult:
     """Match target predictions to source predictions (Anzaku et al., Algorithms 1 and 2).
 
     Parameters
@@ -197,7 +199,9 @@ def match_predictions(src_pred, src_conf, tgt_pred, tgt_conf, *, eps=0.005, by="
     groups, seg_start = np.unique(sorted_keys, return_index=True)
     seg_end = np.append(seg_start[1:], len(order))
     tgt_seg = np.searchsorted(groups, keys_tgt)
-    tgt_seg = np.where((tgt_seg < len(groups)) & (groups[np.minimum(tgt_seg, len(groups) - 1)] == keys_tgt), tgt_seg, -1)
+    tgt_seg = np.where(
+        (tgt_seg < len(groups)) & (groups[np.minimum(tgt_seg, len(groups) - 1)] == keys_tgt), tgt_seg, -1
+    )
     chosen = _match_loop(
         src_conf[order], seg_start.astype(np.int64), seg_end.astype(np.int64), tgt_seg.astype(np.int64),
         tgt_conf, u, float(eps),
@@ -210,7 +214,9 @@ def match_predictions(src_pred, src_conf, tgt_pred, tgt_conf, *, eps=0.005, by="
     )
 
 
-def match_predictions_reference(src_pred, src_conf, tgt_pred, tgt_conf, *, eps=0.005, by="label_and_prob", seed=0) -> MatchResult:
+def match_predictions_reference(
+    src_pred, src_conf, tgt_pred, tgt_conf, *, eps=0.005, by="label_and_prob", seed=0
+) -> MatchResult:
     """Direct transcription of the pseudocode: a loop over targets, each scanning the whole source.
 
     Same semantics and validation as :func:`match_predictions`, O(N·M); kept as the reference the
@@ -234,7 +240,11 @@ def match_predictions_reference(src_pred, src_conf, tgt_pred, tgt_conf, *, eps=0
         unused[s] = False
         src_idx.append(s)
         tgt_idx.append(t)
-    return MatchResult(np.array(src_idx, dtype=np.int64), np.array(tgt_idx, dtype=np.int64), np.array(unmatched, dtype=np.int64))
+    return MatchResult(
+        np.array(src_idx, dtype=np.int64),
+        np.array(tgt_idx, dtype=np.int64),
+        np.array(unmatched, dtype=np.int64),
+    )
 
 
 def _check_probs(labels, probs, name):
@@ -251,7 +261,9 @@ def _mean_std(values):
     return {"mean": float(ok.mean()), "std": float(ok.std(ddof=1)) if len(ok) > 1 else 0.0}
 
 
-def matched_accuracy(src_labels, src_probs, tgt_labels, tgt_probs, *, eps=0.005, by="label_and_prob", n_runs=10, seed=0) -> dict:
+def matched_accuracy(
+    src_labels, src_probs, tgt_labels, tgt_probs, *, eps=0.005, by="label_and_prob", n_runs=10, seed=0
+) -> dict:
     """Accuracy and matched accuracy of one model on two test sets (Anzaku et al., §4.1).
 
     The larger set plays the source, as in the paper (ties: the first set); the result says which.
@@ -293,7 +305,9 @@ def matched_accuracy(src_labels, src_probs, tgt_labels, tgt_probs, *, eps=0.005,
     a_ok, b_ok = a_pred == a_labels, b_pred == b_labels
     runs = {k: [] for k in ("ms", "mt", "gap", "fu", "au", "cs", "ct", "cu")}
     for child in np.random.SeedSequence(seed).spawn(int(n_runs)):
-        m = match_predictions(a_pred, a_conf, b_pred, b_conf, eps=eps, by=by, seed=np.random.default_rng(child))
+        m = match_predictions(
+            a_pred, a_conf, b_pred, b_conf, eps=eps, by=by, seed=np.random.default_rng(child)
+        )
         has_pairs = len(m.target_index) > 0
         ms = a_ok[m.source_index].mean() if has_pairs else np.nan
         mt = b_ok[m.target_index].mean() if has_pairs else np.nan
@@ -349,7 +363,9 @@ def matched_table(pairs: dict, *, eps=0.005, by="label_and_prob", n_runs=10, see
 
     rows = {}
     for name, (first, second) in pairs.items():
-        r = matched_accuracy(first.labels, first.probs, second.labels, second.probs, eps=eps, by=by, n_runs=n_runs, seed=seed)
+        r = matched_accuracy(
+            first.labels, first.probs, second.labels, second.probs, eps=eps, by=by, n_runs=n_runs, seed=seed
+        )
         rows[name] = {
             "acc_source": r["accuracy"]["source"],
             "acc_target": r["accuracy"]["target"],

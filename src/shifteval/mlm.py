@@ -24,7 +24,9 @@ import pandas as pd
 def _check_probs(probs, name: str = "probs", n_classes: int | None = None):
     probs = np.asarray(probs, dtype=np.float64)
     if probs.ndim != 2 or len(probs) == 0:
-        raise ValueError(f"{name} must be a non-empty (N, K) array of softmax outputs, got shape {probs.shape}")
+        raise ValueError(
+            f"{name} must be a non-empty (N, K) array of softmax outputs, got shape {probs.shape}"
+        )
     if n_classes is not None and probs.shape[1] != n_classes:
         raise ValueError(f"{name} has {probs.shape[1]} columns but there are {n_classes} classes")
     if not np.all(np.isfinite(probs)) or probs.min() < -1e-6:
@@ -32,7 +34,9 @@ def _check_probs(probs, name: str = "probs", n_classes: int | None = None):
     sums = probs.sum(axis=1)
     bad = np.flatnonzero(np.abs(sums - 1) > 1e-3)
     if len(bad):
-        raise ValueError(f"{name}: row {bad[0]} sums to {sums[bad[0]]:.4f}, not 1 (are these logits, not softmax outputs?)")
+        raise ValueError(
+            f"{name}: row {bad[0]} sums to {sums[bad[0]]:.4f}, not 1 (are these logits, not softmax outputs?)"
+        )
     return probs
 
 
@@ -84,7 +88,9 @@ def refine_centroids(probs, labels, centroids=None):
 
     probs = _check_probs(probs)
     labels = _check_labels(labels, len(probs), probs.shape[1])
-    init = initial_centroids(probs, labels) if centroids is None else _check_centroids(centroids, probs.shape[1])
+    init = (
+        initial_centroids(probs, labels) if centroids is None else _check_centroids(centroids, probs.shape[1])
+    )
     correct = probs.argmax(axis=1) == labels
     km = KMeans(n_clusters=len(init), init=init, n_init=1, random_state=0).fit(probs[correct])
     refined = km.cluster_centers_
@@ -120,7 +126,9 @@ def nearest_distance_matrix(probs, labels, centroids):
     dist = centroid_distances(probs, centroids)
     present = np.bincount(labels, minlength=k)
     if np.any(present == 0):
-        raise ValueError(f"class(es) {np.flatnonzero(present == 0).tolist()} have no example: their row of D is undefined")
+        raise ValueError(
+            f"class(es) {np.flatnonzero(present == 0).tolist()} have no example: their row of D is undefined"
+        )
     d = np.full((k, k), np.inf)
     np.minimum.at(d, labels, dist)  # row i: minimum over class-i examples
     np.fill_diagonal(d, np.nan)
@@ -167,7 +175,12 @@ def level_matrices(probs_by_level, labels_by_level, centroids):
     """
     if len(probs_by_level) == 0 or len(probs_by_level) != len(labels_by_level):
         raise ValueError("need one (probs, labels) pair per level, and at least one level")
-    mats = np.stack([misclassification_likelihood_matrix(p, y, centroids) for p, y in zip(probs_by_level, labels_by_level)])
+    mats = np.stack(
+        [
+            misclassification_likelihood_matrix(p, y, centroids)
+            for p, y in zip(probs_by_level, labels_by_level)
+        ]
+    )
     return mats, mats.mean(axis=0), mats.std(axis=0)
 
 
@@ -206,8 +219,17 @@ def rank_agreement(mlm, rates):
     return float(res.statistic), float(res.pvalue)
 
 
-def train_classifier(images, labels, *, epochs: int = 10, lr: float = 0.01, lr_decay: float = 0.7,
-                     batch_size: int = 64, seed: int = 0, progress=None):
+def train_classifier(
+    images,
+    labels,
+    *,
+    epochs: int = 10,
+    lr: float = 0.01,
+    lr_decay: float = 0.7,
+    batch_size: int = 64,
+    seed: int = 0,
+    progress=None,
+):
     """Train the paper's CNN (§3.1, :func:`~shifteval.zoo.models.paper_cnn`) with SGD and cross-entropy.
 
     SGD with momentum 0.9, learning rate ``lr`` multiplied by ``lr_decay`` after each epoch ("lr 0.01
@@ -222,5 +244,16 @@ def train_classifier(images, labels, *, epochs: int = 10, lr: float = 0.01, lr_d
         raise ValueError(f"training images must be (N, S, S) squares, got shape {images.shape}")
     torch.manual_seed(int(seed))
     model = paper_cnn(images.shape[1])
-    return fit_torch(model, images, labels, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed,
-                     optimizer="sgd", lr_decay=lr_decay, weight_decay=0.0, progress=progress)
+    return fit_torch(
+        model,
+        images,
+        labels,
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        seed=seed,
+        optimizer="sgd",
+        lr_decay=lr_decay,
+        weight_decay=0.0,
+        progress=progress,
+    )

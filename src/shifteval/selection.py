@@ -61,7 +61,9 @@ def _check_correct(correct, n_images, name="correct"):
     if correct.ndim == 1:
         correct = correct[None, :]
     if correct.ndim != 2 or correct.shape[1] != n_images:
-        raise ValueError(f"{name} must have one entry per v2 image ({n_images}); got shape {np.shape(correct)}")
+        raise ValueError(
+            f"{name} must have one entry per v2 image ({n_images}); got shape {np.shape(correct)}"
+        )
     if not np.isin(correct, (0, 1)).all():
         raise ValueError(f"{name} must be boolean (1 = correctly classified)")
     return correct.astype(float)
@@ -233,14 +235,25 @@ class BetaBinomialMixture:
     def pmf(self, k):
         """Implied probability of ``k`` "yes" votes out of ``n_annotators``."""
         k = np.asarray(k)
-        return sum(w * stats.betabinom.pmf(k, self.n_annotators, a, b) for w, a, b in zip(self.weights, self.alphas, self.betas))
+        return sum(
+            w * stats.betabinom.pmf(k, self.n_annotators, a, b)
+            for w, a, b in zip(self.weights, self.alphas, self.betas)
+        )
 
 
 def _component_loglik(levels, n, log_a, log_b):
     """Beta-binomial log-pmf at every count level; equals ``scipy.stats.betabinom.logpmf`` (tested)."""
     a, b = np.exp(log_a), np.exp(log_b)
     const = gammaln(n + 1) - gammaln(levels + 1) - gammaln(n - levels + 1)
-    return const + gammaln(levels + a) + gammaln(n - levels + b) - gammaln(n + a + b) - gammaln(a) - gammaln(b) + gammaln(a + b)
+    return (
+        const
+        + gammaln(levels + a)
+        + gammaln(n - levels + b)
+        - gammaln(n + a + b)
+        - gammaln(a)
+        - gammaln(b)
+        + gammaln(a + b)
+    )
 
 
 def _m_step(levels, n, weights_k, log_ab):
@@ -262,7 +275,9 @@ def _m_step(levels, n, weights_k, log_ab):
     return res.x
 
 
-def fit_betabinomial_mixture(counts, n_annotators: int, k: int = 3, seed=0, n_restarts: int = 4, tol: float = 1e-6, max_iter: int = 100) -> BetaBinomialMixture:
+def fit_betabinomial_mixture(
+    counts, n_annotators: int, k: int = 3, seed=0, n_restarts: int = 4, tol: float = 1e-6, max_iter: int = 100
+) -> BetaBinomialMixture:
     """Maximum-likelihood mixture of ``k`` beta-binomials for vote counts, by EM (Engstrom et al. 2020, App. F).
 
     Each item's count is modelled as ``k_i ~ BetaBinomial(n, α_j, β_j)`` for a latent component j of
@@ -353,7 +368,9 @@ def _polish(levels, n, hist, weights, log_ab):
 
     theta0 = np.concatenate([np.log(np.maximum(weights, 1e-12)), log_ab[:, 0], log_ab[:, 1]])
     bounds = [(None, None)] * k + [_LOG_BOUNDS] * (2 * k)
-    res = optimize.minimize(neg, theta0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 2000})
+    res = optimize.minimize(
+        neg, theta0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 2000}
+    )
     logits = res.x[:k]
     w = np.exp(logits - np.logaddexp.reduce(logits))
     return -float(res.fun), w, np.stack([res.x[k : 2 * k], res.x[2 * k :]], axis=1), bool(res.success)
@@ -366,7 +383,9 @@ def _bspline_basis(s, n_basis: int):
     degree = 3
     inner = np.linspace(0, 1, n_basis - degree + 1)
     knots = np.concatenate([[0] * degree, inner, [1] * degree])
-    return np.stack([BSpline(knots, np.eye(n_basis)[b], degree, extrapolate=False)(s) for b in range(n_basis)], axis=1)
+    return np.stack(
+        [BSpline(knots, np.eye(n_basis)[b], degree, extrapolate=False)(s) for b in range(n_basis)], axis=1
+    )
 
 
 @dataclass(frozen=True)
@@ -411,7 +430,9 @@ def fit_accuracy_spline(counts_v2, correct_v2, n_annotators: int, p2: BetaBinomi
     return fits
 
 
-def parametric_adjusted_accuracy(counts_v1, counts_v2, correct_v2, n_annotators: int, k: int = 3, n_basis: int = 8, seed=0):
+def parametric_adjusted_accuracy(
+    counts_v1, counts_v2, correct_v2, n_annotators: int, k: int = 3, n_basis: int = 8, seed=0
+):
     """Selection-adjusted v2 accuracy by the parametric model (Engstrom et al. 2020, §5.3, Eq. (6)).
 
     Fits beta-binomial mixtures p₁ and p₂ to the v1 and v2 counts, a spline g per model, and
@@ -433,7 +454,9 @@ def parametric_adjusted_accuracy(counts_v1, counts_v2, correct_v2, n_annotators:
     return est, {"p1": p1, "p2": p2, "g": g}
 
 
-def bootstrap_parametric(counts_v1, counts_v2, correct_v2, n_annotators: int, n_boot: int = 100, ci: float = 0.95, seed=0, **kwargs):
+def bootstrap_parametric(
+    counts_v1, counts_v2, correct_v2, n_annotators: int, n_boot: int = 100, ci: float = 0.95, seed=0, **kwargs
+):
     """Percentile bootstrap interval of the parametric estimate, resampling images (App. F.1).
 
     v1 and v2 images are resampled with replacement independently (a v2 image keeps its counts and
@@ -447,7 +470,9 @@ def bootstrap_parametric(counts_v1, counts_v2, correct_v2, n_annotators: int, n_
     for b in range(int(n_boot)):
         i1 = rng.integers(0, len(c1), len(c1))
         i2 = rng.integers(0, len(c2), len(c2))
-        est, _ = parametric_adjusted_accuracy(c1[i1], c2[i2], f[:, i2], n_annotators, seed=int(rng.integers(2**31)), **kwargs)
+        est, _ = parametric_adjusted_accuracy(
+            c1[i1], c2[i2], f[:, i2], n_annotators, seed=int(rng.integers(2**31)), **kwargs
+        )
         draws.append(est)
     draws = np.asarray(draws)
     return tuple(np.quantile(draws, [(1 - ci) / 2, (1 + ci) / 2], axis=0))

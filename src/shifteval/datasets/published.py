@@ -6,7 +6,7 @@ Each table is a CSV in ``shifteval/data/published`` with a YAML provenance note 
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 import numpy as np
@@ -30,7 +30,7 @@ def _check(name: str) -> None:
         raise ValueError(f"unknown table {name!r}; available tables: {', '.join(list_tables())}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _read(name: str) -> pd.DataFrame:
     with _files().joinpath(f"{name}.csv").open("r", encoding="utf-8") as fh:
         return pd.read_csv(fh)

@@ -39,42 +39,50 @@ SPECS = {
     "cifar10": _Spec(
         "<root>/cifar-10-batches-py/{data_batch_1..5, test_batch} (the 'CIFAR-10 python version' pickles)",
         "Krizhevsky (2009), https://www.cs.toronto.edu/~kriz/cifar.html",
-        ("train", "test"), "test",
+        ("train", "test"),
+        "test",
     ),
     "cifar10.1": _Spec(
         "<root>/cifar10.1_{v6,v4}_data.npy and <root>/cifar10.1_{v6,v4}_labels.npy",
         "Recht et al. (2019), https://github.com/modestyachts/CIFAR-10.1",
-        ("v6", "v4"), "v6",
+        ("v6", "v4"),
+        "v6",
     ),
     "cifar10.2": _Spec(
         "<root>/cifar102_{train,test}.npz with arrays 'images' (N×32×32×3 uint8) and 'labels'",
         "Lu et al. (2020), https://github.com/modestyachts/cifar-10.2",
-        ("train", "test"), "test",
+        ("train", "test"),
+        "test",
     ),
     "cinic10": _Spec(
         "<root>/{train,valid,test}/<class name>/*.png with the ten CIFAR-10 class names",
         "Darlow et al. (2018), https://github.com/BayesWatch/cinic-10",
-        ("train", "valid", "test"), "test",
+        ("train", "valid", "test"),
+        "test",
     ),
     "mnist": _Spec(
         "<root>/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz] (the original idx files)",
         "LeCun et al., the MNIST database (yann.lecun.com/exdb/mnist and its mirrors)",
-        ("train", "test"), "test",
+        ("train", "test"),
+        "test",
     ),
     "fashion-mnist": _Spec(
         "<root>/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz] (idx files named as MNIST's)",
         "Xiao et al. (2017), https://github.com/zalandoresearch/fashion-mnist",
-        ("train", "test"), "test",
+        ("train", "test"),
+        "test",
     ),
     "imagenet": _Spec(
         "<root>/val/<WordNet id, e.g. n01440764>/*.JPEG, 1,000 class folders (labels follow sorted WordNet ids)",
         "Russakovsky et al. (2015), https://image-net.org",
-        ("val",), "val",
+        ("val",),
+        "val",
     ),
     "imagenetv2": _Spec(
         "<root>/<0..999>/*.jpeg (folder name = class index, e.g. imagenetv2-matched-frequency-format-val)",
         "Recht et al. (2019), https://github.com/modestyachts/ImageNetV2",
-        ("matched-frequency", "threshold-0.7", "top-images", None), None,
+        ("matched-frequency", "threshold-0.7", "top-images", None),
+        None,
     ),
 }
 
@@ -138,7 +146,10 @@ def _cifar_batch(path: Path):
     data = np.asarray(batch[b"data"])
     labels = np.asarray(batch[b"labels"], dtype=np.int64)
     if data.dtype != np.uint8 or data.ndim != 2 or data.shape[1] != 3072 or len(labels) != len(data):
-        raise _fail("cifar10", f"{path}: expected uint8 data of shape (N, 3072) and N labels, got {data.shape} {data.dtype}")
+        raise _fail(
+            "cifar10",
+            f"{path}: expected uint8 data of shape (N, 3072) and N labels, got {data.shape} {data.dtype}",
+        )
     return data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1), labels
 
 
@@ -163,7 +174,9 @@ def _npy(name: str, path: Path):
 
 def _check_arrays(name, where, images, labels, classes):
     if images.dtype != np.uint8 or images.ndim != 4 or images.shape[-1] != 3:
-        raise _fail(name, f"{where}: expected uint8 images of shape (N, H, W, 3), got {images.shape} {images.dtype}")
+        raise _fail(
+            name, f"{where}: expected uint8 images of shape (N, H, W, 3), got {images.shape} {images.dtype}"
+        )
     if len(images) != len(labels):
         raise _fail(name, f"{where}: {len(images)} images but {len(labels)} labels")
     labels = np.asarray(labels).astype(np.int64)
@@ -263,7 +276,9 @@ def _load_imagenet(root: Path, split: str):
         raise _fail("imagenet", f"missing folder {folder}")
     wnids = sorted(p.name for p in folder.iterdir() if p.is_dir())
     if not wnids or not all(w.startswith("n") and w[1:].isdigit() for w in wnids):
-        raise _fail("imagenet", f"{folder} should hold WordNet-id class folders (n01440764, ...); found {wnids[:5]}")
+        raise _fail(
+            "imagenet", f"{folder} should hold WordNet-id class folders (n01440764, ...); found {wnids[:5]}"
+        )
     index = {w: i for i, w in enumerate(wnids)}
     return _load_folders("imagenet", folder, wnids, index.__getitem__)
 
@@ -274,7 +289,9 @@ def _load_imagenetv2(root: Path, split):
         raise _fail("imagenetv2", f"missing folder {folder}")
     names = [p.name for p in folder.iterdir() if p.is_dir()]
     if not names or not all(n.isdigit() for n in names):
-        raise _fail("imagenetv2", f"{folder} should hold class folders named 0..999; found {sorted(names)[:5]}")
+        raise _fail(
+            "imagenetv2", f"{folder} should hold class folders named 0..999; found {sorted(names)[:5]}"
+        )
     # Folder "10" is class 10: sort numerically and label with int(name), never by string order.
     ordered = sorted(names, key=int)
     if int(ordered[-1]) > 999:
@@ -333,6 +350,14 @@ def pickle_cifar_batch(images: np.ndarray, labels, batch_label: str = "batch") -
     """A CIFAR-10 python batch (protocol 2, as published) for N×32×32×3 uint8 images."""
     data = np.asarray(images, dtype=np.uint8).transpose(0, 3, 1, 2).reshape(len(images), -1)
     buf = io.BytesIO()
-    pickle.dump({b"batch_label": batch_label.encode(), b"labels": [int(v) for v in labels], b"data": data,
-                 b"filenames": [f"img{i}.png".encode() for i in range(len(images))]}, buf, protocol=2)
+    pickle.dump(
+        {
+            b"batch_label": batch_label.encode(),
+            b"labels": [int(v) for v in labels],
+            b"data": data,
+            b"filenames": [f"img{i}.png".encode() for i in range(len(images))],
+        },
+        buf,
+        protocol=2,
+    )
     return buf.getvalue()

@@ -86,7 +86,9 @@ class WorldConfig:
                 raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
         split = tuple(float(v) for v in self.base_split)
         if len(split) != 3 or min(split) <= 0 or abs(sum(split) - 1) > 1e-9:
-            raise ValueError(f"base_split must be three positive shares summing to 1, got {self.base_split!r}")
+            raise ValueError(
+                f"base_split must be three positive shares summing to 1, got {self.base_split!r}"
+            )
         for name in ("majority", "threshold", "s_easy", "s_hard"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
@@ -98,7 +100,9 @@ class WorldConfig:
                 raise ValueError(f"{name} must be two positive Beta parameters (a, b), got {ab!r}")
         object.__setattr__(self, "base_split", split)
         object.__setattr__(self, "original_difficulty", tuple(float(v) for v in self.original_difficulty))
-        object.__setattr__(self, "replication_difficulty", tuple(float(v) for v in self.replication_difficulty))
+        object.__setattr__(
+            self, "replication_difficulty", tuple(float(v) for v in self.replication_difficulty)
+        )
 
     def key(self) -> str:
         """A hash of the configuration (part of every cache key that depends on the world)."""
@@ -384,7 +388,9 @@ def _replication_round(world_like, annotators, seed):
         freq = votes.mean(axis=1)
         v1_freq, pool_freq = freq[: len(v1)], freq[len(v1) :]
     labels = ex["label"].to_numpy()
-    matched, n_fallback = sample_matched_frequency(v1_freq, labels[v1], pool_freq, labels[pool], cfg.per_class, rng)
+    matched, n_fallback = sample_matched_frequency(
+        v1_freq, labels[v1], pool_freq, labels[pool], cfg.per_class, rng
+    )
     sets = {
         "matchedfrequency": pool[matched],
         "threshold0.7": pool[sample_threshold(pool_freq, labels[pool], cfg.per_class, cfg.threshold, rng)],
@@ -447,7 +453,9 @@ def build_world(config: WorldConfig | dict | None = None, progress: bool = False
     examples["s_hat_original"] = np.where(examples["split"] != "pool", votes_original.mean(axis=1), np.nan)
 
     images = render(bases[examples["base_id"].to_numpy()], examples["d"].to_numpy(), rng_render)
-    world = World(cfg, images, examples, votes_original, np.zeros((n, cfg.annotators), np.uint8), None, candidates)
+    world = World(
+        cfg, images, examples, votes_original, np.zeros((n, cfg.annotators), np.uint8), None, candidates
+    )
     replication, votes, v1, pool_idx = _replication_round(world, cfg.annotators, cfg.seed)
     world.replication = replication
     world.votes_replication[np.concatenate([v1, pool_idx])] = votes

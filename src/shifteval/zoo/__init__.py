@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .models import ModelSpec, default_zoo, epochs_of, train_and_predict
-from .store import PredictionStore, Predictions, validate_predictions
+from .store import Predictions, PredictionStore, validate_predictions
 
 __all__ = [
     "ModelSpec", "PredictionStore", "Predictions", "Zoo", "build_zoo", "cache_dir", "default_zoo",
@@ -101,7 +101,9 @@ def build_zoo(world, specs=None, store_root=None, progress: bool = True) -> Zoo:
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise ValueError("model names in a zoo must be unique")
-    root = Path(store_root) if store_root else cache_dir() / "zoo" / f"world-{world.config.key()}-{_code_hash()}"
+    root = (
+        Path(store_root) if store_root else cache_dir() / "zoo" / f"world-{world.config.key()}-{_code_hash()}"
+    )
     store = PredictionStore(root)
     splits = world.split_names
     todo = [s for s in specs if not _complete(store, s, splits)]
@@ -109,15 +111,29 @@ def build_zoo(world, specs=None, store_root=None, progress: bool = True) -> Zoo:
         images = {split: world.images[world.split_index(split)] for split in splits}
         labels = {split: world.labels[world.split_index(split)] for split in splits}
         train = world.split_index("train")
-        bar = tqdm(total=sum(epochs_of(s) for s in todo), desc="training zoo", unit="epoch", disable=not progress, mininterval=2)
+        bar = tqdm(
+            total=sum(epochs_of(s) for s in todo),
+            desc="training zoo",
+            unit="epoch",
+            disable=not progress,
+            mininterval=2,
+        )
         for spec in todo:
             bar.set_postfix_str(spec.name)
-            probs = train_and_predict(spec, world.images[train], world.labels[train], images, seed=world.config.seed, progress=bar)
+            probs = train_and_predict(
+                spec, world.images[train], world.labels[train], images, seed=world.config.seed, progress=bar
+            )
             if spec.family == "sklearn":
                 bar.update(1)
             # the sidecar of the last split marks the model complete, so write it last
             for split in splits:
-                store.save(spec.name, split, labels[split], probs[split], {"spec": _spec_dict(spec), "spec_key": spec.key(), "world": world.config.key()})
+                store.save(
+                    spec.name,
+                    split,
+                    labels[split],
+                    probs[split],
+                    {"spec": _spec_dict(spec), "spec_key": spec.key(), "world": world.config.key()},
+                )
         bar.close()
     return Zoo(specs, store, splits)
 

@@ -57,7 +57,9 @@ class FisherVectorEncoder:
     def _patches(self, images):
         from numpy.lib.stride_tricks import sliding_window_view
 
-        win = sliding_window_view(images, (self.patch, self.patch), axis=(1, 2))[:, :: self.stride, :: self.stride]
+        win = sliding_window_view(images, (self.patch, self.patch), axis=(1, 2))[
+            :, :: self.stride, :: self.stride
+        ]
         return win.reshape(len(images), -1, self.patch * self.patch)
 
     def fit(self, images):
@@ -99,7 +101,9 @@ def _sklearn_model(kind: str, params: dict, seed: int):
 
     p = dict(params)
     if kind == "logistic":
-        return make_pipeline(StandardScaler(), LogisticRegression(C=p.get("C", 1.0), max_iter=p.get("max_iter", 300)))
+        return make_pipeline(
+            StandardScaler(), LogisticRegression(C=p.get("C", 1.0), max_iter=p.get("max_iter", 300))
+        )
     if kind == "random_features":
         return make_pipeline(
             StandardScaler(),
@@ -120,11 +124,17 @@ def _sklearn_model(kind: str, params: dict, seed: int):
             n_estimators=p.get("n_estimators", 100), max_depth=p.get("max_depth"), random_state=seed, n_jobs=1
         )
     if kind == "extra_trees":
-        return ExtraTreesClassifier(n_estimators=p.get("n_estimators", 100), max_depth=p.get("max_depth"), random_state=seed, n_jobs=1)
+        return ExtraTreesClassifier(
+            n_estimators=p.get("n_estimators", 100), max_depth=p.get("max_depth"), random_state=seed, n_jobs=1
+        )
     if kind == "mlp":
         return make_pipeline(
             StandardScaler(),
-            MLPClassifier(hidden_layer_sizes=tuple(p.get("hidden", (128,))), max_iter=p.get("max_iter", 60), random_state=seed),
+            MLPClassifier(
+                hidden_layer_sizes=tuple(p.get("hidden", (128,))),
+                max_iter=p.get("max_iter", 60),
+                random_state=seed,
+            ),
         )
     raise ValueError(f"unknown scikit-learn model kind {kind!r}")
 
@@ -186,7 +196,7 @@ def focal_loss(logits, target, gamma: float = 2.0):
     """Focal loss (Lin et al. 2017): cross-entropy down-weighted by ``(1 - p_t)^gamma``."""
     torch = _torch()
     logp = torch.log_softmax(logits, dim=1).gather(1, target[:, None]).squeeze(1)
-    return (-(1 - logp.exp()) ** gamma * logp).mean()
+    return (-((1 - logp.exp()) ** gamma) * logp).mean()
 
 
 def _loss_fn(name: str, params: dict):
@@ -204,7 +214,7 @@ def _loss_fn(name: str, params: dict):
 def _torch_model(spec: ModelSpec):
     if spec.family == "cnn":
         return small_cnn(spec.params.get("width", 16), spec.params.get("depth", 2))
-    from ..compat import import_timm
+    from ..utils.compat import import_timm
 
     timm = import_timm()
     kwargs = dict(spec.params.get("model_kwargs", {}))
@@ -242,9 +252,22 @@ def _normalise(mean: float, std: float):
     return Normalise()
 
 
-def fit_torch(model, x_train, y_train, *, epochs: int, batch_size: int, lr: float, seed: int,
-              optimizer: str = "adamw", weight_decay: float = 1e-4, lr_decay: float = 0.7,
-              loss=None, step_loss=None, progress=None):
+def fit_torch(
+    model,
+    x_train,
+    y_train,
+    *,
+    epochs: int,
+    batch_size: int,
+    lr: float,
+    seed: int,
+    optimizer: str = "adamw",
+    weight_decay: float = 1e-4,
+    lr_decay: float = 0.7,
+    loss=None,
+    step_loss=None,
+    progress=None,
+):
     """Train ``model`` on (N, H, W) images; the one training loop of the project.
 
     Parameters
@@ -379,7 +402,9 @@ def default_zoo(size: str = "default") -> list[ModelSpec]:
             ModelSpec("random_features_256", "sklearn", "random_features", {"n_features": 256}),
             ModelSpec("fisher_vector_4", "sklearn", "fisher_vector", {"k": 4}),
             ModelSpec("knn_5", "sklearn", "knn", {"k": 5}),
-            ModelSpec("cnn_w8_d2_ce", "cnn", "small_cnn", {"width": 8, "depth": 2, "epochs": 6, "batch_size": 32}),
+            ModelSpec(
+                "cnn_w8_d2_ce", "cnn", "small_cnn", {"width": 8, "depth": 2, "epochs": 6, "batch_size": 32}
+            ),
         ]
     if size != "default":
         raise ValueError(f"zoo size must be 'default' or 'smoke', got {size!r}")
@@ -399,19 +424,61 @@ def default_zoo(size: str = "default") -> list[ModelSpec]:
         ModelSpec("mlp_64", "sklearn", "mlp", {"hidden": [64], "max_iter": 40}),
         ModelSpec("mlp_256x2", "sklearn", "mlp", {"hidden": [256, 256], "max_iter": 60}),
     ]
-    for width, depth, epochs in ((4, 2, 2), (8, 2, 3), (8, 2, 8), (16, 2, 8), (16, 3, 12), (32, 3, 12), (32, 4, 15)):
-        zoo.append(ModelSpec(f"cnn_w{width}_d{depth}_e{epochs}", "cnn", "small_cnn", {"width": width, "depth": depth, "epochs": epochs}))
+    for width, depth, epochs in (
+        (4, 2, 2),
+        (8, 2, 3),
+        (8, 2, 8),
+        (16, 2, 8),
+        (16, 3, 12),
+        (32, 3, 12),
+        (32, 4, 15),
+    ):
+        zoo.append(
+            ModelSpec(
+                f"cnn_w{width}_d{depth}_e{epochs}",
+                "cnn",
+                "small_cnn",
+                {"width": width, "depth": depth, "epochs": epochs},
+            )
+        )
     for loss in ("label_smoothing", "focal"):
         for width in (8, 32):
-            zoo.append(ModelSpec(f"cnn_w{width}_d3_{loss}", "cnn", "small_cnn", {"width": width, "depth": 3, "epochs": 10, "loss": loss}))
+            zoo.append(
+                ModelSpec(
+                    f"cnn_w{width}_d3_{loss}",
+                    "cnn",
+                    "small_cnn",
+                    {"width": width, "depth": 3, "epochs": 10, "loss": loss},
+                )
+            )
     for seed in (1, 2):
-        zoo.append(ModelSpec(f"cnn_w16_d3_seed{seed}", "cnn", "small_cnn", {"width": 16, "depth": 3, "epochs": 10, "seed": seed}))
+        zoo.append(
+            ModelSpec(
+                f"cnn_w16_d3_seed{seed}",
+                "cnn",
+                "small_cnn",
+                {"width": 16, "depth": 3, "epochs": 10, "seed": seed},
+            )
+        )
     zoo += [
         ModelSpec("timm_resnet10t", "timm", "resnet10t", {"epochs": 8}),
         ModelSpec("timm_resnet18", "timm", "resnet18", {"epochs": 6}),
         ModelSpec("timm_mobilenetv3_small_050", "timm", "mobilenetv3_small_050", {"epochs": 6}),
-        ModelSpec("timm_vit_p4_d4", "timm", "vit_tiny_patch16_224",
-                  {"epochs": 10, "lr": 1e-3,
-                   "model_kwargs": {"img_size": 16, "patch_size": 4, "depth": 4, "embed_dim": 96, "num_heads": 3}}),  # fmt: skip
+        ModelSpec(
+            "timm_vit_p4_d4",
+            "timm",
+            "vit_tiny_patch16_224",
+            {
+                "epochs": 10,
+                "lr": 1e-3,
+                "model_kwargs": {
+                    "img_size": 16,
+                    "patch_size": 4,
+                    "depth": 4,
+                    "embed_dim": 96,
+                    "num_heads": 3,
+                },
+            },
+        ),  # fmt: skip
     ]
     return zoo

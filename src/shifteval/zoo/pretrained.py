@@ -13,10 +13,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..compat import import_timm
+from ..utils.compat import import_timm
 
 
-def load_model(name: str, weights=None, num_classes: int | None = None, allow_download: bool = False, in_chans: int = 3):
+def load_model(
+    name: str, weights=None, num_classes: int | None = None, allow_download: bool = False, in_chans: int = 3
+):
     """A timm model by name with pretrained weights, in eval mode.
 
     Parameters
@@ -73,7 +75,9 @@ def device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def predict(model, images, batch_size: int = 64, progress: bool = True, desc: str = "predicting") -> np.ndarray:
+def predict(
+    model, images, batch_size: int = 64, progress: bool = True, desc: str = "predicting"
+) -> np.ndarray:
     """Softmax probabilities of a timm model on images, with timm's preprocessing for the model.
 
     Parameters

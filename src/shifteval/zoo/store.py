@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io import atomic_write_bytes, atomic_write_json
+from ..utils.io import atomic_write_bytes, atomic_write_json
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+\-]*$")
 
@@ -64,9 +64,13 @@ def validate_predictions(labels, probs, where: str = "predictions", atol: float 
     labels = np.asarray(labels)
     probs = np.asarray(probs)
     if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer):
-        raise ValueError(f"{where}: 'labels' must be a 1-D integer array, got shape {labels.shape} dtype {labels.dtype}")
+        raise ValueError(
+            f"{where}: 'labels' must be a 1-D integer array, got shape {labels.shape} dtype {labels.dtype}"
+        )
     if probs.ndim != 2 or not np.issubdtype(probs.dtype, np.floating):
-        raise ValueError(f"{where}: 'probs' must be an N×K float array, got shape {probs.shape} dtype {probs.dtype}")
+        raise ValueError(
+            f"{where}: 'probs' must be an N×K float array, got shape {probs.shape} dtype {probs.dtype}"
+        )
     if len(labels) != len(probs):
         raise ValueError(f"{where}: {len(labels)} labels but {len(probs)} rows of probabilities")
     if len(labels) == 0:
@@ -77,9 +81,13 @@ def validate_predictions(labels, probs, where: str = "predictions", atol: float 
         raise ValueError(f"{where}: probabilities must lie in [0, 1] (got logits? apply a softmax first)")
     sums = probs.sum(axis=1)
     if np.abs(sums - 1).max() > atol:
-        raise ValueError(f"{where}: probability rows must sum to 1; found a row summing to {sums[np.argmax(np.abs(sums - 1))]:.4f}")
+        raise ValueError(
+            f"{where}: probability rows must sum to 1; found a row summing to {sums[np.argmax(np.abs(sums - 1))]:.4f}"
+        )
     if labels.min() < 0 or labels.max() >= probs.shape[1]:
-        raise ValueError(f"{where}: labels must lie in [0, {probs.shape[1]}) to match the {probs.shape[1]} probability columns")
+        raise ValueError(
+            f"{where}: labels must lie in [0, {probs.shape[1]}) to match the {probs.shape[1]} probability columns"
+        )
     return labels.astype(np.int64), probs.astype(np.float32)
 
 
@@ -164,7 +172,9 @@ class PredictionStore:
         for m in both:
             a, b = self.load(m, first), self.load(m, second)
             if a.probs.shape[1] != b.probs.shape[1]:
-                raise ValueError(f"model {m!r}: {first} has {a.probs.shape[1]} classes but {second} has {b.probs.shape[1]}")
+                raise ValueError(
+                    f"model {m!r}: {first} has {a.probs.shape[1]} classes but {second} has {b.probs.shape[1]}"
+                )
             out[m] = (a, b)
         return out
 

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import yaml
 
-from . import __version__
-from .io import atomic_write_bytes, atomic_write_json
+from .. import __version__
+from ..utils.io import atomic_write_bytes, atomic_write_json
 
 CHAPTER_DIR = Path("book/chapters")
 KEY_PACKAGES = (
@@ -53,9 +53,7 @@ def find_root(start=None) -> Path:
     for folder in (here, *here.parents):
         if (folder / "_toc.yml").is_file() and (folder / "notebooks").is_dir():
             return folder
-    raise PipelineError(
-        f"no shifteval project found at or above {here} (expected _toc.yml and notebooks/)"
-    )
+    raise PipelineError(f"no shifteval project found at or above {here} (expected _toc.yml and notebooks/)")
 
 
 def _toc_files(node) -> list[str]:
@@ -96,7 +94,7 @@ def chapters(root=None) -> list[Chapter]:
     root = find_root(root)
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
     prefix = CHAPTER_DIR.as_posix() + "/"
-    names = [f[len(prefix):].removesuffix(".ipynb") for f in _toc_files(toc) if f.startswith(prefix)]
+    names = [f[len(prefix) :].removesuffix(".ipynb") for f in _toc_files(toc) if f.startswith(prefix)]
     found = []
     for name in names:
         chapter = Chapter(name, root)
@@ -220,7 +218,7 @@ def _hash_path(h, path: Path) -> None:
 def library_hash() -> str:
     """SHA-256 over every file of the installed ``shifteval`` package (sources and data)."""
     h = hashlib.sha256()
-    _hash_path(h, Path(__file__).resolve().parent)
+    _hash_path(h, Path(__file__).resolve().parents[1])
     return h.hexdigest()
 
 
@@ -401,8 +399,10 @@ def run_chapter(
         "packages": package_versions(),
     }
     executed.metadata["shifteval"] = provenance
-    executed.cells.insert(_after_title(executed), nbformat.v4.new_markdown_cell(
-        provenance_box(chapter, param_set.name, overrides or {}, provenance)))
+    executed.cells.insert(
+        _after_title(executed),
+        nbformat.v4.new_markdown_cell(provenance_box(chapter, param_set.name, overrides or {}, provenance)),
+    )
     results = json.loads(running_results.read_text(encoding="utf-8"))
     results["provenance"] = {k: v for k, v in provenance.items() if k != "packages"}
     # Results first, notebook last: the notebook's key is what marks the pair complete.
@@ -484,7 +484,9 @@ def build(
     unknown = [n for n in selected if n not in names]
     if unknown:  # fail before anything runs
         raise PipelineError(f"unknown chapter(s) {', '.join(unknown)}; chapters: {', '.join(names)}")
-    missing = [n for n in names if n not in selected and cached_key(root / CHAPTER_DIR / f"{n}.ipynb") is None]
+    missing = [
+        n for n in names if n not in selected and cached_key(root / CHAPTER_DIR / f"{n}.ipynb") is None
+    ]
     if missing:
         raise PipelineError(
             f"chapters {', '.join(missing)} have never been executed; run them first or drop --only"

@@ -37,10 +37,14 @@ def mathjax_source() -> Path:
     try:
         dist = metadata.distribution("sphinx-mathjax-offline")
     except metadata.PackageNotFoundError:
-        raise RuntimeError("sphinx-mathjax-offline is not installed; it provides the book's MathJax") from None
+        raise RuntimeError(
+            "sphinx-mathjax-offline is not installed; it provides the book's MathJax"
+        ) from None
     folder = Path(dist.locate_file("sphinx-mathjax-offline/static/mathjax"))
     if not (folder / "tex-svg-full.js").is_file():
-        raise RuntimeError(f"no tex-svg-full.js in {folder}: the sphinx-mathjax-offline installation is incomplete")
+        raise RuntimeError(
+            f"no tex-svg-full.js in {folder}: the sphinx-mathjax-offline installation is incomplete"
+        )
     return folder
 
 

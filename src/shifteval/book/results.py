@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .io import atomic_write_json, to_json
+from ..utils.io import atomic_write_json, to_json
 
 
 def _nan_to_none(obj):

@@ -12,11 +12,19 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .datasets import real
-from .zoo import pretrained
-from .zoo.store import PredictionStore
+from ..datasets import real
+from . import pretrained
+from .store import PredictionStore
 
-DATASET_CLASSES = {"cifar10": 10, "cifar10.1": 10, "cifar10.2": 10, "cinic10": 10, "mnist": 10, "imagenet": 1000, "imagenetv2": 1000}
+DATASET_CLASSES = {
+    "cifar10": 10,
+    "cifar10.1": 10,
+    "cifar10.2": 10,
+    "cinic10": 10,
+    "mnist": 10,
+    "imagenet": 1000,
+    "imagenetv2": 1000,
+}
 
 
 @dataclass(frozen=True)
@@ -53,15 +61,21 @@ def run_job(job: Job, progress: bool = True) -> str:
     images, labels = real.load(job.dataset, job.data_root, job.split)
     n_classes = DATASET_CLASSES[job.dataset]
     try:
-        model = pretrained.load_model(job.model, job.weights, num_classes=n_classes, allow_download=job.allow_download)
+        model = pretrained.load_model(
+            job.model, job.weights, num_classes=n_classes, allow_download=job.allow_download
+        )
     except RuntimeError as exc:  # load_state_dict: shapes of the classifier head disagree
         raise ValueError(
             f"model {job.model!r} with weights {job.weights} does not match the {n_classes}-class label space of "
             f"{job.dataset}: {str(exc).splitlines()[0]}"
         ) from None
     if getattr(model, "num_classes", n_classes) != n_classes:
-        raise ValueError(f"model {job.model!r} predicts {model.num_classes} classes but {job.dataset} has {n_classes}")
-    probs = pretrained.predict(model, images, batch_size=job.batch_size, progress=progress, desc=f"{job.model} on {job.store_name}")
+        raise ValueError(
+            f"model {job.model!r} predicts {model.num_classes} classes but {job.dataset} has {n_classes}"
+        )
+    probs = pretrained.predict(
+        model, images, batch_size=job.batch_size, progress=progress, desc=f"{job.model} on {job.store_name}"
+    )
     store.save(job.model, job.store_name, labels, probs, {"job": asdict(job), "device": pretrained.device()})
     return "done"
 
@@ -74,7 +88,7 @@ def run_jobs(jobs, executor: str = "local", progress: bool = True) -> list[str]:
     if executor.startswith("dask://"):
         from distributed import Client
 
-        with Client(executor[len("dask://"):]) as client:
+        with Client(executor[len("dask://") :]) as client:
             futures = client.map(run_job, jobs, progress=False, pure=False)
             return client.gather(futures)
     raise ValueError(f"executor must be 'local' or 'dask://HOST:PORT', got {executor!r}")
@@ -88,5 +102,7 @@ def make_jobs(models, datasets, data_roots: dict, out, weights: dict | None = No
         if name not in data_roots:
             raise ValueError(f"no data root given for {name!r}; pass --data-root {name}=PATH")
         for model in models:
-            jobs.append(Job(model, name, str(data_roots[name]), str(out), split, (weights or {}).get(model), **kwargs))
+            jobs.append(
+                Job(model, name, str(data_roots[name]), str(out), split, (weights or {}).get(model), **kwargs)
+            )
     return jobs

@@ -27,24 +27,50 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--force", action="store_true", help="execute even if the cache is current")
 
     build = sub.add_parser("build", help="run every chapter, then build the HTML book")
-    build.add_argument("--params", default="default", help="parameter set for every chapter (default: default)")
+    build.add_argument(
+        "--params", default="default", help="parameter set for every chapter (default: default)"
+    )
     build.add_argument("--force", action="store_true", help="re-execute every chapter")
     build.add_argument("--only", nargs="+", metavar="CHAPTER", help="execute only these chapters")
-    build.add_argument("--edition", choices=pipeline.EDITIONS, default="full",
-                       help="full (default) or student: without solutions, into _build/student/html")
+    build.add_argument(
+        "--edition",
+        choices=pipeline.EDITIONS,
+        default="full",
+        help="full (default) or student: without solutions, into _build/student/html",
+    )
 
-    predict = sub.add_parser("predict", help="predictions of timm models on real datasets, into a prediction store")
+    predict = sub.add_parser(
+        "predict", help="predictions of timm models on real datasets, into a prediction store"
+    )
     predict.add_argument("--models", nargs="+", required=True, metavar="NAME", help="timm model names")
-    predict.add_argument("--datasets", nargs="+", required=True, metavar="NAME[:SPLIT]",
-                         help="cifar10, cifar10.1, cifar10.2, cinic10, mnist, imagenet, imagenetv2 (optionally :split)")
-    predict.add_argument("--data-root", action="append", default=[], metavar="DATASET=PATH", required=True,
-                         help="where each dataset's official files are; repeatable")
-    predict.add_argument("--weights", action="append", default=[], metavar="MODEL=PATH|cache",
-                         help="weights file per model, or 'cache' for timm's cached pretrained weights")
+    predict.add_argument(
+        "--datasets",
+        nargs="+",
+        required=True,
+        metavar="NAME[:SPLIT]",
+        help="cifar10, cifar10.1, cifar10.2, cinic10, mnist, imagenet, imagenetv2 (optionally :split)",
+    )
+    predict.add_argument(
+        "--data-root",
+        action="append",
+        default=[],
+        metavar="DATASET=PATH",
+        required=True,
+        help="where each dataset's official files are; repeatable",
+    )
+    predict.add_argument(
+        "--weights",
+        action="append",
+        default=[],
+        metavar="MODEL=PATH|cache",
+        help="weights file per model, or 'cache' for timm's cached pretrained weights",
+    )
     predict.add_argument("--out", required=True, help="prediction store folder")
     predict.add_argument("--executor", default="local", help="'local' (default) or dask://HOST:PORT")
     predict.add_argument("--batch-size", type=int, default=64)
-    predict.add_argument("--allow-download", action="store_true", help="let timm fetch weights missing from the cache")
+    predict.add_argument(
+        "--allow-download", action="store_true", help="let timm fetch weights missing from the cache"
+    )
     return parser
 
 
@@ -73,7 +99,7 @@ def main(argv=None) -> int:
         elif args.command == "build":
             print(pipeline.build(args.params, force=args.force, only=args.only, edition=args.edition))
         elif args.command == "predict":
-            from . import predict
+            from ..zoo import predict
 
             jobs = predict.make_jobs(
                 args.models, args.datasets, _pairs(args.data_root, "--data-root"), args.out,

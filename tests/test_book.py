@@ -1,0 +1,195 @@
+"""The smoke build of the whole book: every chapter executes, the book builds warning-free, in a browser too."""
+
+import contextlib
+import json
+import re
+import shutil
+
+import pytest
+from conftest import shifteval
+
+from shifteval.book import pipeline
+
+CHAPTERS = [c.name for c in pipeline.chapters()]
+
+
+def test_smoke_build_succeeds_without_warnings(built_book):
+    project, out = built_book
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert (project / "_build" / "html" / "index.html").is_file()
+    log = out.stdout + out.stderr
+    assert "WARNING" not in log and "build succeeded" in log
+    for name in CHAPTERS:
+        assert (project / "_build" / "html" / "book" / "chapters" / f"{name}.html").is_file(), name
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_every_chapter_executes_and_records_results(built_book, name):
+    project, out = built_book
+    nb = json.loads((project / "book" / "chapters" / f"{name}.ipynb").read_text())
+    errors = [o for c in nb["cells"] for o in c.get("outputs", []) if o["output_type"] == "error"]
+    assert not errors
+    res = json.loads((project / "book" / "chapters" / f"{name}.results.json").read_text())
+    assert res["provenance"]["chapter"] == name and res["provenance"]["parameter_set"] == "smoke"
+
+
+def test_warm_build_skips_every_chapter(built_book):
+    project, _ = built_book
+    out = shifteval("build", "--params", "smoke", cwd=project, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stderr.count("up to date") == len(CHAPTERS)
+    assert "executing" not in out.stderr
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _browse(html_root, shots, base_url=None):
+    """Open every page of a built book in headless Chromium with networking off; report per page.
+
+    Pages are opened from the file system, or with ``base_url`` from a static web server serving
+    ``html_root`` (the only address the browser may then reach).
+    """
+    from playwright.sync_api import sync_playwright
+
+    pages = sorted(
+        p
+        for p in html_root.rglob("*.html")
+        if "_static" not in p.parts
+        and "_sources" not in p.parts
+        and 'http-equiv="Refresh"' not in p.read_text(encoding="utf-8")
+    )  # the root index only redirects
+    shots.mkdir(parents=True, exist_ok=True)
+    report = {}
+
+    def local(url):
+        return base_url is not None and url.startswith(base_url)
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM, args=["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+        )
+        context = browser.new_context(offline=base_url is None, viewport={"width": 1280, "height": 900})
+        # nothing leaves the machine
+        context.route(
+            re.compile(r"^https?://"),
+            lambda route: route.continue_() if local(route.request.url) else route.abort(),
+        )
+        for path in pages:
+            page = context.new_page()
+            errors, remote = [], []
+            page.on(
+                "console", lambda msg, errors=errors: errors.append(msg.text) if msg.type == "error" else None
+            )
+            page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
+            page.on(
+                "request",
+                lambda req, remote=remote: (
+                    remote.append(req.url) if req.url.startswith("http") and not local(req.url) else None
+                ),
+            )
+            relative = path.relative_to(html_root).as_posix()
+            page.goto(path.as_uri() if base_url is None else base_url + relative, wait_until="load")
+            has_math = page.evaluate("document.querySelectorAll('.math').length") > 0
+            if has_math:  # MathJax 3: typesetting is done when its startup promise resolves
+                page.wait_for_function(
+                    "window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=60_000
+                )
+                page.evaluate("MathJax.startup.promise.then(() => true)")
+            report[relative] = {
+                "errors": errors,
+                "remote_requests": remote,
+                "broken_images": page.evaluate(
+                    "Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
+                ),
+                "images": page.evaluate("document.images.length"),
+                "math": has_math,
+                "math_rendered": page.evaluate("document.querySelectorAll('mjx-container svg').length"),
+                "math_errors": page.evaluate(
+                    "document.querySelectorAll('mjx-merror, [data-mml-node=merror]').length"
+                ),
+                # TeX source left in the reading text (outside code and typeset math): math that did not render
+                "raw_tex": re.findall(
+                    r".{0,30}(?:\$|\\[a-zA-Z]+).{0,30}",
+                    page.evaluate(
+                        "(() => { const c = (document.querySelector('main') || document.body).cloneNode(true);"
+                        " c.querySelectorAll('pre, code, mjx-container, script, style').forEach(e => e.remove());"
+                        " return c.innerText; })()"
+                    ),
+                ),
+                "exercises": page.evaluate("document.querySelectorAll('.exercise').length"),
+                "solutions": page.evaluate("document.querySelectorAll('.solution').length"),
+                "text": page.evaluate("document.body.innerText"),
+            }
+            name = relative.replace("/", "__").removesuffix(".html")
+            page.screenshot(path=str(shots / f"{name}.png"), full_page=False)
+            page.close()
+        browser.close()
+    return report
+
+
+@contextlib.contextmanager
+def _static_server(folder):
+    """A static web server for ``folder`` on a free local port; yields its base URL."""
+    import functools
+    import http.server
+    import threading
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder))
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (.ci/run installs Debian's chromium)")
+def test_book_in_a_browser_full_and_student_editions(built_book):
+    from conftest import ROOT
+
+    project, _ = built_book
+    out = shifteval("build", "--params", "smoke", "--edition", "student", cwd=project, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    student_root = project / "_build" / "student" / "html"
+    assert (student_root / "index.html").is_file()
+    reports = {}
+    for edition, html_root in (("full", project / "_build" / "html"), ("student", student_root)):
+        reports[edition] = _browse(html_root, ROOT / "_build" / "screenshots" / edition)
+    with _static_server(project / "_build" / "html") as base_url:  # the same book from a web server
+        reports["full, served"] = _browse(
+            project / "_build" / "html", ROOT / "_build" / "screenshots" / "served", base_url
+        )
+    for edition, report in reports.items():
+        for page, r in report.items():
+            where = f"{edition}: {page}"
+            assert not r["errors"], (where, r["errors"])
+            assert not r["remote_requests"], (where, r["remote_requests"])
+            assert not r["broken_images"], (where, r["broken_images"])
+            if r["math"]:
+                assert r["math_rendered"] > 0 and r["math_errors"] == 0, where
+            assert not r["raw_tex"], (where, r["raw_tex"])
+        for name in CHAPTERS:
+            r = report[f"book/chapters/{name}.html"]
+            assert r["exercises"] >= 3, (edition, name)
+            assert r["images"] >= 1, (edition, name)
+            assert "Provenance of this page" in r["text"], (edition, name)
+    # solutions: in dropdowns in the full edition, absent from the student edition
+    for name in CHAPTERS:
+        full, student = (
+            reports["full"][f"book/chapters/{name}.html"],
+            reports["student"][f"book/chapters/{name}.html"],
+        )
+        assert full["solutions"] >= 3 and student["solutions"] == 0, name
+        assert "Solution to Exercise" in full["text"] and "Solution to Exercise" not in student["text"], name
+    assert (
+        reports["full"]["book/intro.html"]["math"] is False
+        or reports["full"]["book/intro.html"]["math_rendered"] > 0
+    )

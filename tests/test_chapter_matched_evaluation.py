@@ -1,0 +1,73 @@
+"""The matched-evaluation chapter: smoke results, real-format inputs, error messages."""
+
+import json
+
+from conftest import shifteval
+
+
+def test_matched_evaluation_smoke_results(built_book):
+    project, _ = built_book
+    res = json.loads((project / "book" / "chapters" / "matched-evaluation.results.json").read_text())
+    narrower = res["fraction_models_gap_narrower"]
+    assert set(narrower) == {"matchedfrequency", "threshold0.7", "topimages"}
+    for strategy in narrower.values():
+        assert set(strategy) == {"label_and_prob", "prob"}
+        assert all(0 <= v <= 1 for v in strategy.values())
+    per_model = res["per_model"]["matchedfrequency"]["label_and_prob"]
+    assert len(per_model) == 6
+    assert all(0 <= m["fraction_unmatched"] <= 1 for m in per_model.values())
+
+
+def test_matched_evaluation_runs_on_real_format_prediction_files(tmp_path):
+    """real.yaml's path: a folder of CIFAR-10 / CIFAR-10.1 predictions in the project's format."""
+    import numpy as np
+    from conftest import copy_project
+
+    from shifteval.zoo import PredictionStore
+
+    rng = np.random.default_rng(0)
+    store = PredictionStore(tmp_path / "preds")
+    for m, skill in enumerate((0.6, 0.75, 0.9)):
+        for dataset, n, shift in (("cifar10", 1000, 0.0), ("cifar10.1", 400, 0.1)):
+            labels = rng.integers(0, 10, n)
+            logits = rng.normal(0, 1, (n, 10))
+            logits[np.arange(n), labels] += 3 * (skill - shift)
+            probs = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+            store.save(f"model{m}", dataset, labels, probs)
+    project = copy_project(tmp_path / "project")
+    out = shifteval(
+        "run",
+        "matched-evaluation",
+        "--params",
+        "real",
+        "-p",
+        f"predictions_dir={tmp_path / 'preds'}",
+        "-p",
+        "n_runs=2",
+        "-p",
+        "eps_grid=[0.005, 0.05]",
+        cwd=project,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    res = json.loads((project / "book" / "chapters" / "matched-evaluation.results.json").read_text())
+    assert res["source"] == "cifar10" and res["targets"] == ["cifar10.1"]
+    assert set(res["per_model"]["cifar10.1"]["prob"]) == {"model0", "model1", "model2"}
+
+
+def test_matched_evaluation_names_missing_prediction_files(tmp_path):
+    from conftest import copy_project
+
+    (tmp_path / "preds" / "model0").mkdir(parents=True)
+    project = copy_project(tmp_path / "project")
+    out = shifteval(
+        "run",
+        "matched-evaluation",
+        "--params",
+        "real",
+        "-p",
+        f"predictions_dir={tmp_path / 'preds'}",
+        cwd=project,
+    )
+    assert out.returncode == 1
+    assert "no model in" in out.stderr and "cifar10.1.npz" in out.stderr

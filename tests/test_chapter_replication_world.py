@@ -1,0 +1,22 @@
+"""The replication-world chapter: smoke results, real-format inputs, error messages."""
+
+import json
+
+
+def test_replication_world_smoke_results_show_the_mechanism(built_book):
+    """What can be asserted at smoke size (six models, 40 images per class and set)."""
+    project, _ = built_book
+    res = json.loads((project / "book" / "chapters" / "replication-world.results.json").read_text())
+    freq = res["selection_frequency"]
+    assert set(freq) == {"v1", "matchedfrequency", "threshold0.7", "topimages"}
+    # Engstrom's bias: observed frequencies matched, true frequencies lower
+    assert abs(freq["matchedfrequency"]["observed"] - freq["v1"]["observed"]) <= 0.02
+    assert freq["v1"]["true"] - freq["matchedfrequency"]["true"] >= 0.02
+    # Recht's Table 2 ordering of the mean accuracy change
+    change = res["accuracy_change"]
+    assert change["matchedfrequency"] < change["threshold0.7"] < change["topimages"]
+    assert change["matchedfrequency"] < 0
+    assert set(res["fraction_models_dropping"]) == set(change)
+    # the ablation shrinks the MatchedFrequency drop
+    assert res["ablation"]["drop_noise_free"] < res["ablation"]["drop_noisy"] / 2
+    assert res["zoo"]["n_models"] == 6
