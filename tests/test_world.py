@@ -113,9 +113,9 @@ def test_matched_frequency_follows_the_reference_histogram_and_spills_upwards():
     ref_labels = np.concatenate([ref_labels, np.repeat(np.arange(1, 10), 100)])
     pool_freq = np.concatenate([pool_freq, np.full(9 * 100, 0.9)])
     pool_labels = np.concatenate([pool_labels, np.repeat(np.arange(1, 10), 100)])
-    idx, fallback = worlds.sample_matched_frequency(ref_freq, ref_labels, pool_freq, pool_labels, 100, rng)
+    idx, substituted = worlds.sample_matched_frequency(ref_freq, ref_labels, pool_freq, pool_labels, 100, rng)
     chosen = pool_freq[idx[pool_labels[idx] == 0]]
-    assert fallback == 0
+    assert substituted == {"higher": 5, "lower": 0}  # the five bin-0 images that bin 1 supplied
     assert np.sum(chosen == 0.1) == 5 and np.sum(chosen == 0.3) == 5
     assert np.sum(chosen == 0.5) == 30 and np.sum(chosen == 0.9) == 60
     assert len(set(idx)) == len(idx) == 1000
@@ -127,8 +127,8 @@ def test_matched_frequency_falls_back_to_lower_bins_only_when_the_top_runs_out()
     labels = np.repeat(np.arange(10), 10)
     pool = np.tile(np.array([0.9] * 4 + [0.7] * 10), 10)
     pool_labels = np.repeat(np.arange(10), 14)
-    idx, fallback = worlds.sample_matched_frequency(ref, labels, pool, pool_labels, 10, rng)
-    assert fallback == 60 and len(idx) == 100
+    idx, substituted = worlds.sample_matched_frequency(ref, labels, pool, pool_labels, 10, rng)
+    assert substituted == {"higher": 0, "lower": 60} and len(idx) == 100
 
 
 def test_threshold_and_top_images():
@@ -191,3 +191,53 @@ def test_bad_configs_are_refused(change, message):
 def test_unknown_split_name(small_world):
     with pytest.raises(ValueError, match="unknown split 'v2'"):
         small_world.split_index("v2")
+
+
+def test_default_v1_is_five_times_a_replicated_set():
+    """Both papers' pairs are about 5:1 (CIFAR-10 10,000 : 2,000; ImageNet 50,000 : 10,000)."""
+    cfg = worlds.WorldConfig()
+    assert cfg.n_v1 == 5 * 10 * cfg.per_class
+
+
+def test_replicate_draws_fresh_votes_unless_asked_for_the_worlds_own_round(small_world):
+    own = small_world.replication
+    same = small_world.replicate(small_world.config.annotators, round=0)
+    assert np.array_equal(
+        same.votes,
+        small_world.votes_replication[
+            np.concatenate([small_world.split_index("v1"), small_world.split_index("pool")])
+        ],
+    )
+    for s in worlds.STRATEGIES:
+        assert np.array_equal(same.sets[s], own.sets[s])
+    fresh = small_world.replicate(small_world.config.annotators)
+    assert fresh.round == 1 and not np.array_equal(fresh.votes, same.votes)
+    assert not np.array_equal(fresh.sets["matchedfrequency"], own.sets["matchedfrequency"])
+    again = small_world.replicate(small_world.config.annotators, round=1)  # reproducible
+    assert np.array_equal(again.votes, fresh.votes)
+    assert not np.array_equal(small_world.replicate(10, round=2).votes, fresh.votes)
+    assert small_world.replicate(None).votes is None
+    with pytest.raises(ValueError, match="round must be a non-negative integer"):
+        small_world.replicate(10, round=-1)
+
+
+def test_base_disjoint_split_shares_no_base_digit_and_is_stratified(small_world):
+    parts = small_world.base_disjoint_split("train", (0.6, 0.2, 0.2), seed=3)
+    train = small_world.split_index("train")
+    assert sorted(np.concatenate(parts).tolist()) == sorted(train.tolist())  # a partition
+    base = small_world.examples["base_id"].to_numpy()
+    sets = [set(base[p]) for p in parts]
+    assert not (sets[0] & sets[1] or sets[0] & sets[2] or sets[1] & sets[2])
+    labels = small_world.labels
+    n_bases = {c: len(set(base[train][labels[train] == c])) for c in range(10)}
+    for c in range(10):  # every part holds about its share of each class's base digits
+        got = len({b for b in sets[1] if labels[base == b][0] == c})
+        assert abs(got - 0.2 * n_bases[c]) <= 1, (c, got, n_bases[c])
+    assert all(
+        np.array_equal(a, b)
+        for a, b in zip(parts, small_world.base_disjoint_split("train", (0.6, 0.2, 0.2), seed=3), strict=True)
+    )
+    other = small_world.base_disjoint_split("train", (0.6, 0.2, 0.2), seed=4)
+    assert not np.array_equal(other[1], parts[1])
+    with pytest.raises(ValueError, match="shares must be two or more positive numbers summing to 1"):
+        small_world.base_disjoint_split("train", (0.5, 0.6))

@@ -47,7 +47,10 @@ class WorldConfig:
     seed : int
         Seed of every random draw.
     n_train, n_v1 : int
-        Training-set and original test-set (v1) sizes, drawn from the kept original candidates.
+        Training-set and original test-set (v1) sizes, drawn from the kept original candidates. The
+        default v1 is five times a replicated set (10,000 against 2,000), the ratio of both papers'
+        pairs: CIFAR-10's 10,000 test images against CIFAR-10.1's 2,000, ImageNet's 50,000 validation
+        images against ImageNetV2's 10,000 (Recht et al. 2019, §3).
     n_pool : int
         Candidates rendered for the replication.
     per_class : int
@@ -68,7 +71,7 @@ class WorldConfig:
 
     seed: int = 0
     n_train: int = 6000
-    n_v1: int = 2000
+    n_v1: int = 10000
     n_pool: int = 16000
     per_class: int = 200
     base_split: tuple = (0.6, 0.2, 0.2)
@@ -81,6 +84,7 @@ class WorldConfig:
     threshold: float = 0.7
 
     def __post_init__(self):
+        """Check every knob and normalise the tuples (``ValueError`` naming the knob)."""
         for name in ("n_train", "n_v1", "n_pool", "per_class", "annotators"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
@@ -110,7 +114,7 @@ class WorldConfig:
 
     @classmethod
     def from_dict(cls, values: dict | None) -> WorldConfig:
-        """A config from a mapping (e.g. a chapter parameter), refusing unknown keys."""
+        """Build a config from a mapping (e.g. a chapter parameter), refusing unknown keys."""
         values = dict(values or {})
         unknown = sorted(set(values) - set(cls.__dataclass_fields__))
         if unknown:
@@ -147,7 +151,7 @@ def split_bases(labels, shares, rng: np.random.Generator):
 
 
 def selection_frequency(d, s_easy: float = 0.95, s_hard: float = 0.15):
-    """True selection frequency ``s(d) = s_easy - (s_easy - s_hard) d``, decreasing in difficulty."""
+    """Return the true selection frequency ``s(d) = s_easy - (s_easy - s_hard) d``, falling with ``d``."""
     d = np.asarray(d, dtype=float)
     return s_easy - (s_easy - s_hard) * d
 
@@ -237,16 +241,29 @@ def sample_matched_frequency(ref_freq, ref_labels, pool_freq, pool_labels, per_c
     how many of the class's ``per_class`` images come from each bin; images are drawn at random within
     a bin, and when a bin runs out the remainder is taken from the next higher bin (then the next).
     The paper does not say what happens when even the top bin runs out; here the remainder then comes
-    from the nearest lower bin, and the number of such images is returned so it can be reported.
+    from the nearest lower bin. Both kinds of substitution are counted so they can be reported.
+
+    Parameters
+    ----------
+    ref_freq, ref_labels : array_like
+        Observed selection frequencies and labels of the reference (v1) images.
+    pool_freq, pool_labels : array_like
+        The same for the candidate pool.
+    per_class : int
+        Images to sample per class.
+    rng : numpy.random.Generator
+        Source of the random draws within a bin.
 
     Returns
     -------
     indices : ndarray of int
         Indices into the pool, grouped by class.
-    n_fallback : int
-        Images taken from a lower bin because every higher bin was exhausted.
+    substituted : dict
+        ``{"higher": n, "lower": m}``: images taken from a higher bin than their target because the
+        target bin ran out (the paper's rule), and from a lower bin because every higher bin ran out
+        (ours).
     """
-    chosen, n_fallback = [], 0
+    chosen, substituted = [], {"higher": 0, "lower": 0}
     ref_bins, pool_bins = frequency_bin(ref_freq), frequency_bin(pool_freq)
     for c in range(N_CLASSES):
         members = np.flatnonzero(pool_labels == c)
@@ -263,9 +280,11 @@ def sample_matched_frequency(ref_freq, ref_labels, pool_freq, pool_labels, per_c
                 take, available[bb] = available[bb][:need], available[bb][need:]
                 chosen.extend(take)
                 need -= len(take)
-                if bb < b:
-                    n_fallback += len(take)
-    return np.asarray(chosen, dtype=np.int64), n_fallback
+                if bb > b:
+                    substituted["higher"] += len(take)
+                elif bb < b:
+                    substituted["lower"] += len(take)
+    return np.asarray(chosen, dtype=np.int64), substituted
 
 
 def sample_threshold(pool_freq, pool_labels, per_class: int, threshold: float, rng):
@@ -306,15 +325,25 @@ class Replication:
     """One replication round: the observed frequencies it used and the three sampled test sets.
 
     ``annotators`` is ``None`` for the noise-free ablation (observed frequency = true frequency).
-    ``sets`` maps each strategy to indices into the world's examples; ``matched_fallback`` counts the
-    MatchedFrequency images taken from a lower bin (see :func:`sample_matched_frequency`).
+    ``round`` numbers the annotation round: 0 is the world's own, each other number an independent
+    round of fresh votes. ``sets`` maps each strategy to indices into the world's examples;
+    ``matched_substituted`` counts the MatchedFrequency images taken from a higher or a lower bin than
+    their target (see :func:`sample_matched_frequency`). ``votes`` holds the round's votes on v1 and
+    the pool (rows in that order; ``None`` for the noise-free ablation).
     """
 
     annotators: int | None
     v1_freq: np.ndarray
     pool_freq: np.ndarray
     sets: dict = field(default_factory=dict)
-    matched_fallback: int = 0
+    matched_substituted: dict = field(default_factory=lambda: {"higher": 0, "lower": 0})
+    round: int = 0
+    votes: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def matched_fallback(self) -> int:
+        """MatchedFrequency images taken from a *lower* bin: every higher bin had run out (ours)."""
+        return self.matched_substituted["lower"]
 
 
 @dataclass
@@ -346,10 +375,11 @@ class World:
 
     @property
     def labels(self) -> np.ndarray:
+        """Class of every example (rows of ``examples``)."""
         return self.examples["label"].to_numpy()
 
     def split_index(self, name: str) -> np.ndarray:
-        """Indices of a split: ``train``, ``v1``, ``pool`` or a strategy name."""
+        """Return the indices of a split: ``train``, ``v1``, ``pool`` or a strategy name."""
         if name in STRATEGIES:
             return self.replication.sets[name]
         if name in ("train", "v1", "pool"):
@@ -358,24 +388,75 @@ class World:
 
     @property
     def split_names(self) -> tuple:
+        """Names of every split, the replicated sets last."""
         return ("train", "v1", "pool", *STRATEGIES)
 
-    def replicate(self, annotators: int | None, seed: int | None = None) -> Replication:
-        """Run the replication round again on the same v1 images and pool.
+    def replicate(self, annotators: int | None, round: int = 1) -> Replication:
+        """Run the replication round again on the same v1 images and pool, with fresh votes.
 
         Parameters
         ----------
         annotators : int or None
             Votes per image; ``None`` uses the true selection frequencies (no annotation noise).
-        seed : int, optional
-            Seed of the new votes and of the sampling; defaults to the world's seed.
+        round : int
+            Which annotation round: every positive number is an independent round of new votes (and
+            new sampling draws), reproducible from the world's seed; ``0`` repeats the world's own round
+            (the same votes, hence the same sets when ``annotators`` equals the world's).
+
+        Returns
+        -------
+        Replication
+            The round's observed frequencies and the three sampled test sets.
         """
-        return _replication_round(self, annotators, self.config.seed if seed is None else seed)[0]
+        if isinstance(round, bool) or not isinstance(round, (int, np.integer)) or round < 0:
+            raise ValueError(f"round must be a non-negative integer, got {round!r}")
+        return _replication_round(self, annotators, self.config.seed, int(round))[0]
+
+    def base_disjoint_split(self, split: str, shares, seed: int = 0) -> tuple:
+        """Split a split's images into parts that share no base digit, stratified by class.
+
+        The world renders every base digit several times (rotated, blurred, …), so a split by *image*
+        puts renders of one digit on both sides. Parts made here are disjoint in ``base_id``: a
+        held-out part holds only digits the other parts never saw.
+
+        Parameters
+        ----------
+        split : str
+            The split to divide (``train``, ``v1``, ``pool`` or a strategy name).
+        shares : sequence of float
+            Positive shares of the split's base digits per part, summing to 1.
+        seed : int
+            Seed of the assignment of base digits to parts.
+
+        Returns
+        -------
+        tuple of ndarray
+            Indices into the world's examples, one array per part, in increasing order.
+        """
+        shares = np.asarray(shares, dtype=float)
+        if shares.ndim != 1 or len(shares) < 2 or np.any(shares <= 0) or abs(shares.sum() - 1) > 1e-9:
+            raise ValueError(
+                f"shares must be two or more positive numbers summing to 1, got {shares.tolist()}"
+            )
+        index = self.split_index(split)
+        base = self.examples["base_id"].to_numpy()[index]
+        bases, first = np.unique(base, return_index=True)
+        labels = self.examples["label"].to_numpy()[index][first]
+        rng = np.random.default_rng(np.random.SeedSequence([self.config.seed, 7, int(seed)]))
+        part_of_base = np.empty(len(bases), dtype=np.int64)
+        bounds = np.cumsum(shares)[:-1]
+        for c in np.unique(labels):
+            members = rng.permutation(np.flatnonzero(labels == c))
+            for p, chunk in enumerate(np.split(members, np.round(bounds * len(members)).astype(int))):
+                part_of_base[chunk] = p
+        part = part_of_base[np.searchsorted(bases, base)]
+        return tuple(index[part == p] for p in range(len(shares)))
 
 
-def _replication_round(world_like, annotators, seed):
+def _replication_round(world_like, annotators, seed, round_=0):
     cfg = world_like.config
-    rng = np.random.default_rng([seed, 2])
+    # round 0 keeps the stream the world's own round has always used, so the world's sets do not move
+    rng = np.random.default_rng([seed, 2] if round_ == 0 else [seed, 2, round_])
     ex = world_like.examples
     v1 = np.flatnonzero(ex["split"].to_numpy() == "v1")
     pool = np.flatnonzero(ex["split"].to_numpy() == "pool")
@@ -388,7 +469,7 @@ def _replication_round(world_like, annotators, seed):
         freq = votes.mean(axis=1)
         v1_freq, pool_freq = freq[: len(v1)], freq[len(v1) :]
     labels = ex["label"].to_numpy()
-    matched, n_fallback = sample_matched_frequency(
+    matched, substituted = sample_matched_frequency(
         v1_freq, labels[v1], pool_freq, labels[pool], cfg.per_class, rng
     )
     sets = {
@@ -396,7 +477,7 @@ def _replication_round(world_like, annotators, seed):
         "threshold0.7": pool[sample_threshold(pool_freq, labels[pool], cfg.per_class, cfg.threshold, rng)],
         "topimages": pool[sample_top_images(pool_freq, labels[pool], cfg.per_class, rng)],
     }
-    return Replication(annotators, v1_freq, pool_freq, sets, n_fallback), votes, v1, pool
+    return Replication(annotators, v1_freq, pool_freq, sets, substituted, round_, votes), votes, v1, pool
 
 
 def build_world(config: WorldConfig | dict | None = None, progress: bool = False) -> World:
