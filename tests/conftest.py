@@ -22,11 +22,11 @@ def copy_project(dest: Path) -> Path:
     return dest
 
 
-def shifteval(*args, cwd, timeout=900):
+def shifteval(*args, cwd):
     """Run the ``shifteval`` command line in a fresh interpreter."""
     return subprocess.run(
         [sys.executable, "-m", "shifteval.book.cli", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=timeout,
+        cwd=cwd, capture_output=True, text=True,
     )  # fmt: skip
 
 
@@ -39,7 +39,7 @@ def project(tmp_path):
 def built_book(tmp_path_factory):
     """Every chapter executed with its smoke parameters and the book built, once per test session."""
     project = copy_project(tmp_path_factory.mktemp("book") / "project")
-    out = shifteval("build", "--params", "smoke", cwd=project, timeout=1800)
+    out = shifteval("build", "--params", "smoke", cwd=project)
     return project, out
 
 
@@ -53,7 +53,7 @@ def run_default(project, chapter):
     """Run ``chapter`` with its default parameters in ``project`` (once: later calls hit the cache)."""
     import json
 
-    out = shifteval("run", chapter, cwd=project, timeout=900)
+    out = shifteval("run", chapter, cwd=project)
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads((project / "book" / "chapters" / f"{chapter}.results.json").read_text())
 

@@ -35,7 +35,7 @@ def test_every_chapter_executes_and_records_results(built_book, name):
 
 def test_warm_build_skips_every_chapter(built_book):
     project, _ = built_book
-    out = shifteval("build", "--params", "smoke", cwd=project, timeout=600)
+    out = shifteval("build", "--params", "smoke", cwd=project)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stderr.count("up to date") == len(CHAPTERS)
     assert "executing" not in out.stderr
@@ -156,7 +156,7 @@ def test_book_in_a_browser_full_and_student_editions(built_book):
     from conftest import ROOT
 
     project, _ = built_book
-    out = shifteval("build", "--params", "smoke", "--edition", "student", cwd=project, timeout=900)
+    out = shifteval("build", "--params", "smoke", "--edition", "student", cwd=project)
     assert out.returncode == 0, out.stderr[-3000:]
     student_root = project / "_build" / "student" / "html"
     assert (student_root / "index.html").is_file()

@@ -47,7 +47,6 @@ def test_matched_evaluation_runs_on_real_format_prediction_files(tmp_path):
         "-p",
         "eps_grid=[0.005, 0.05]",
         cwd=project,
-        timeout=600,
     )
     assert out.returncode == 0, out.stderr[-3000:]
     res = json.loads((project / "book" / "chapters" / "matched-evaluation.results.json").read_text())

@@ -58,7 +58,6 @@ def test_mlm_runs_on_mnist_idx_files(tmp_path):
         "-p",
         "figure_perturbation=fog",
         cwd=project,
-        timeout=600,
     )
     assert out.returncode == 0, out.stderr[-3000:]
     res = json.loads((project / "book" / "chapters" / "mlm.results.json").read_text())

@@ -78,7 +78,6 @@ def test_ood_autoeval_runs_on_mnist_and_fashion_mnist_idx_files(tmp_path):
         f"ood_dirs={{fashion-mnist: {tmp_path / 'fashion'}}}",
         *[a for p in small for a in ("-p", p)],
         cwd=project,
-        timeout=900,
     )
     assert out.returncode == 0, out.stderr[-3000:]
     res = json.loads((project / "book" / "chapters" / "ood-autoeval.results.json").read_text())
@@ -100,7 +99,6 @@ def test_ood_autoeval_names_a_missing_ood_file(tmp_path):
         "-p",
         f"ood_dirs={{fashion-mnist: {tmp_path}}}",
         cwd=project,
-        timeout=600,
     )
     assert out.returncode == 1
     assert "fashion-mnist: missing file" in out.stderr and "t10k-images-idx3-ubyte" in out.stderr

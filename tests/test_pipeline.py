@@ -1,6 +1,7 @@
 """The chapter pipeline and the `shifteval` command line."""
 
 import json
+import os
 
 import pytest
 from conftest import shifteval
@@ -122,7 +123,7 @@ def test_failing_chapter_reports_cell_and_exception_and_is_kept_out_of_the_book(
     assert not (project / "book" / "chapters" / "broken.ipynb").exists()
     assert not (project / "book" / "chapters" / "broken.results.json").exists()
     # a build stops at the failure (the first chapter) and never runs jupyter-book
-    out = shifteval("build", cwd=project, timeout=600)
+    out = shifteval("build", cwd=project)
     assert out.returncode == 1 and "chapter 'broken' failed" in out.stderr
     assert not (project / "_build" / "html").exists()
 
@@ -202,3 +203,210 @@ def test_malformed_parameter_file(project, tmp_path):
     bad.write_text("description: x\nparameter:\n  n_boot: 3\n")
     out = shifteval("run", "linear-fits", "--params", str(bad), cwd=project)
     assert out.returncode == 1 and "expected keys description, timeout, parameters" in out.stderr
+
+
+# --- parameters are type-checked before anything runs -------------------------------------------
+
+
+def test_type_mismatch_is_refused_before_the_kernel_starts(project):
+    _add_chapter(project, "tiny", TINY)
+    out = shifteval("run", "tiny", "-p", "scale=abc", cwd=project)
+    assert out.returncode == 1
+    assert "parameter 'scale' of chapter 'tiny': expected an integer (like its default 2)" in out.stderr
+    assert "got the string 'abc'" in out.stderr and "executing" not in out.stderr
+    assert not (project / "book" / "chapters" / "tiny.results.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("default", "value", "ok"),
+    [(2, 3, True), (2, 2.5, False), (2, True, False), (0.5, 1, True), ("a", 1, False), ([1], [], True),
+     ({}, [], False), (None, "anything", True), (True, 1, False), (3, None, True)],
+)  # fmt: skip
+def test_type_mismatch_rules(default, value, ok):
+    assert (pipeline.type_mismatch(default, value) is None) == ok
+
+
+# --- claims: false in a default run fails, elsewhere it is shown --------------------------------
+
+CLAIMS = """# %% [markdown]
+# # A chapter with a claim
+
+# %% tags=["parameters"]
+threshold = 1.0
+
+# %%
+from shifteval.book import results
+
+R = results.Results()
+value = 2.0
+R.claim("value-above-threshold", "The value {value:.1f} is above the threshold {threshold:.1f}.",
+        value > threshold, value=value, threshold=threshold)
+
+# %%
+R.record({"value": value})
+"""
+
+
+def test_a_claim_flipped_by_a_parameter_is_rendered_as_not_holding(project):
+    _add_chapter(project, "claims", CLAIMS, "description: t\nparameters:\n  threshold: 1.0\n")
+    ok = shifteval("run", "claims", cwd=project)
+    assert ok.returncode == 0, ok.stderr
+    res = json.loads((project / "book" / "chapters" / "claims.results.json").read_text())
+    assert res["claims"] == [
+        {"id": "value-above-threshold", "text": "The value 2.0 is above the threshold 1.0.", "holds": True}
+    ]
+    assert res["provenance"]["strict_claims"] is True
+    flipped = shifteval("run", "claims", "-p", "threshold=5", cwd=project)
+    assert flipped.returncode == 0, flipped.stderr
+    res = json.loads((project / "book" / "chapters" / "claims.results.json").read_text())
+    assert res["claims"][0]["holds"] is False and res["provenance"]["strict_claims"] is False
+    nb = (project / "book" / "chapters" / "claims.ipynb").read_text()
+    assert "Does not hold in this run" in nb and "threshold = 5" in nb
+
+
+def test_a_false_claim_fails_a_default_run_naming_it(project):
+    _add_chapter(project, "claims", CLAIMS, "description: t\nparameters:\n  threshold: 5.0\n")
+    out = shifteval("run", "claims", cwd=project)
+    assert out.returncode == 1
+    assert "ClaimFailed: claim 'value-above-threshold' does not hold in this default run" in out.stderr
+    assert "value = 2, threshold = 5" in out.stderr
+    assert not (project / "book" / "chapters" / "claims.results.json").exists()
+
+
+# --- concurrency, faults, permissions ------------------------------------------------------------
+
+SLOW = """# %% [markdown]
+# # A chapter that takes a moment
+
+# %% tags=["parameters"]
+seed = 0
+
+# %%
+import time
+
+import numpy as np
+
+from shifteval.book import results
+
+time.sleep(1.5)
+R = results.Results()
+R.record({"draw": float(np.random.default_rng(seed).normal()), "seed": seed})
+"""
+
+
+def _numbers(path):
+    res = json.loads(path.read_text())
+    return {k: v for k, v in res.items() if k != "provenance"}
+
+
+def test_concurrent_runs_each_publish_their_own_results(project, tmp_path):
+    import subprocess
+    import sys
+
+    _add_chapter(project, "slow", SLOW)
+    alone = {}
+    for seed in (11, 22):
+        out = shifteval(
+            "run", "slow", "-p", f"seed={seed}", "--out", str(tmp_path / f"alone{seed}"), cwd=project
+        )
+        assert out.returncode == 0, out.stderr
+        alone[seed] = _numbers(tmp_path / f"alone{seed}" / "slow.results.json")
+    assert alone[11] != alone[22]
+    cmd = [sys.executable, "-m", "shifteval.book.cli", "run", "slow", "--force"]
+    procs = {
+        seed: subprocess.Popen([*cmd, "-p", f"seed={seed}", "--out", str(tmp_path / f"both{seed}")], cwd=project,
+                               stderr=subprocess.PIPE, text=True)
+        for seed in (11, 22)
+    }  # fmt: skip
+    shared = subprocess.Popen([*cmd, "-p", "seed=22"], cwd=project, stderr=subprocess.PIPE, text=True)
+    for proc in (*procs.values(), shared):
+        assert proc.wait() == 0, proc.stderr.read()
+    for seed in (11, 22):
+        assert _numbers(tmp_path / f"both{seed}" / "slow.results.json") == alone[seed]
+    assert _numbers(project / "book" / "chapters" / "slow.results.json") == alone[22]
+    assert not list((project / "_build" / ".running").iterdir())  # every staging folder removed
+
+
+def test_published_files_are_world_readable(project):
+    _add_chapter(project, "tiny", TINY)
+    assert shifteval("run", "tiny", cwd=project).returncode == 0
+    for name in ("tiny.ipynb", "tiny.results.json"):
+        mode = (project / "book" / "chapters" / name).stat().st_mode
+        assert mode & 0o044 == 0o044, (name, oct(mode))
+
+
+def _kill_at(cmd, cwd, delay):
+    import signal
+    import subprocess
+    import time
+
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    time.sleep(delay)
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)  # the run and its kernel
+    proc.wait()
+
+
+def _no_partial_files(folder):
+    leftovers = [p.name for p in folder.rglob("*") if p.name.endswith(".tmp")]
+    assert not leftovers, leftovers
+
+
+def test_sigkill_of_run_then_rerun_gives_identical_results_and_no_partial_files(project):
+    import random
+    import sys
+
+    _add_chapter(project, "slow", SLOW)
+    chapters = project / "book" / "chapters"
+    reference = shifteval("run", "slow", "-p", "seed=5", cwd=project)
+    assert reference.returncode == 0, reference.stderr
+    expected = _numbers(chapters / "slow.results.json")
+    cmd = [sys.executable, "-m", "shifteval.book.cli", "run", "slow", "--force", "-p", "seed=5"]
+    for delay in sorted(random.Random(0).uniform(0.2, 6.0) for _ in range(3)):
+        _kill_at(cmd, project, delay)
+        _no_partial_files(chapters)
+        again = shifteval("run", "slow", "-p", "seed=5", "--force", cwd=project)
+        assert again.returncode == 0, again.stderr
+        assert _numbers(chapters / "slow.results.json") == expected
+        nb = json.loads((chapters / "slow.ipynb").read_text())
+        res = json.loads((chapters / "slow.results.json").read_text())
+        assert nb["metadata"]["shifteval"]["cache_key"] == res["provenance"]["cache_key"]
+    stale = [p for p in (project / "_build" / ".running").iterdir()]
+    assert not stale, stale
+
+
+def test_sigkill_of_build_then_rebuild_gives_identical_results(tmp_path):
+    import random
+    import sys
+
+    project = tmp_path / "mini"
+    (project / "book" / "chapters").mkdir(parents=True)
+    (project / "book" / "intro.md").write_text("# A small book\n\nOne chapter.\n")
+    (project / "_config.yml").write_text(
+        'title: mini\nexecute:\n  execute_notebooks: "off"\nonly_build_toc_files: true\n'
+    )
+    (project / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/intro\nchapters:\n  - file: book/chapters/slow\n"
+    )
+    (project / "notebooks" / "params" / "slow").mkdir(parents=True)
+    (project / "notebooks" / "slow.py").write_text(SLOW)
+    (project / "notebooks" / "params" / "slow" / "default.yaml").write_text(
+        "description: t\nparameters:\n  seed: 3\n"
+    )
+    cmd = [sys.executable, "-m", "shifteval.book.cli", "build", "--force"]
+    for delay in sorted(random.Random(1).uniform(0.5, 12.0) for _ in range(3)):
+        _kill_at(cmd, project, delay)
+        _no_partial_files(project / "book" / "chapters")
+    out = shifteval("build", cwd=project)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert _numbers(project / "book" / "chapters" / "slow.results.json") == {"draw": _draw(3), "seed": 3,
+                                                                           "claims": [], "numbers": {}}  # fmt: skip
+    assert (project / "_build" / "html" / "book" / "chapters" / "slow.html").is_file()
+
+
+def _draw(seed):
+    import numpy as np
+
+    return float(np.random.default_rng(seed).normal())

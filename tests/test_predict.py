@@ -151,19 +151,18 @@ def test_cli_predict_and_errors(weights, cifar_root, tmp_path):
         "--out",
         str(out),
     ]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(cmd, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "done     resnet10t on cifar10.1" in done.stdout
-    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    again = subprocess.run(cmd, capture_output=True, text=True)
     assert "skipped  resnet10t on cifar10.1" in again.stdout
     bad = subprocess.run(
-        cmd[:-2] + ["--out", str(out), "--datasets", "svhn"], capture_output=True, text=True, timeout=300
+        cmd[:-2] + ["--out", str(out), "--datasets", "svhn"], capture_output=True, text=True
     )
     assert bad.returncode == 1 and "unknown dataset 'svhn'" in bad.stderr
     missing = subprocess.run(
         [c.replace(str(cifar_root), str(tmp_path / "nowhere")) for c in cmd[:-1]] + [str(tmp_path / "o2")],
         capture_output=True,
         text=True,
-        timeout=300,
     )
     assert missing.returncode == 1 and "missing file" in missing.stderr and "CIFAR-10.1" in missing.stderr

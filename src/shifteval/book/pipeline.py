@@ -14,12 +14,15 @@ git commit, duration).
 from __future__ import annotations
 
 import ast
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -29,6 +32,7 @@ import yaml
 
 from .. import __version__
 from ..utils.io import atomic_write_bytes, atomic_write_json
+from .results import ENV_RESULTS, ENV_STRICT
 
 CHAPTER_DIR = Path("book/chapters")
 KEY_PACKAGES = (
@@ -203,7 +207,44 @@ def resolve_parameters(chapter: Chapter, param_set: ParamSet, overrides: dict) -
             f"unknown parameter(s) {', '.join(unknown)} for chapter {chapter.name!r}; "
             f"valid names: {', '.join(valid)}"
         )
+    for key, value in merged.items():
+        problem = type_mismatch(declared[key], value)
+        if problem:
+            raise PipelineError(f"parameter {key!r} of chapter {chapter.name!r}: {problem}")
     return merged
+
+
+_TYPE_NAMES = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+               list: "a list", dict: "a mapping"}  # fmt: skip
+
+
+def type_mismatch(default, value) -> str | None:
+    """Why ``value`` cannot replace a parameter whose default is ``default`` (None when it can).
+
+    The expected type is the default's: an integer parameter takes integers, a float parameter
+    takes any number, lists and mappings take lists and mappings; a parameter whose default is
+    ``None`` (or not a literal) takes anything, and ``None`` is accepted everywhere (meaning "unset").
+
+    Examples
+    --------
+    >>> type_mismatch(100, "abc")
+    "expected an integer (like its default 100), got the string 'abc'"
+    >>> type_mismatch(0.5, 1) is None
+    True
+    """
+    if default is None or value is None:
+        return None
+    expected = type(default)
+    if expected not in _TYPE_NAMES:
+        return None
+    ok = isinstance(value, expected) and not (expected is not bool and isinstance(value, bool))
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        ok = True
+    if ok:
+        return None
+    got = _TYPE_NAMES.get(type(value), type(value).__name__)
+    got = got.replace("a ", "the ", 1).replace("an ", "the ", 1)
+    return f"expected {_TYPE_NAMES[expected]} (like its default {default!r}), got {got} {value!r}"
 
 
 def _hash_path(h, path: Path) -> None:
@@ -350,43 +391,50 @@ def run_chapter(
         _log(f"[{name}] up to date (parameter set {param_set.name!r}); skipped")
         return RunResult(name, "cached", notebook_path, results_path, 0.0)
 
-    work = root / "_build" / ".running"
-    work.mkdir(parents=True, exist_ok=True)
-    running_nb = work / f"{name}.ipynb"
-    running_results = work / f"{name}.results.json"
-    running_results.unlink(missing_ok=True)
+    strict = param_set.path == chapter.params_dir / "default.yaml" and not overrides
     nb = jupytext.read(chapter.source, fmt="py:percent")
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     _log(f"[{name}] executing with parameter set {param_set.name!r} ...")
-    start = time.perf_counter()
-    try:
-        executed = papermill.execute_notebook(
-            nb,
-            str(running_nb),
-            parameters={**parameters, "results_path": str(running_results)},
-            kernel_name="python3",
-            cwd=str(root),
-            progress_bar=progress,
-            execution_timeout=param_set.timeout,
-            report_mode=False,
-            # the kernel's own log (not cell output) only says that it talks to us over local TCP
-            extra_arguments=["--IPKernelApp.log_level=ERROR"],
-        )
-    except papermill.PapermillExecutionError as exc:
-        failed_dir = root / "_build" / "failed"
-        failed_dir.mkdir(parents=True, exist_ok=True)
-        failed = failed_dir / f"{name}.ipynb"
-        if running_nb.exists():
-            os.replace(running_nb, failed)
+    with _staging(root, name) as work:
+        running_nb = work / f"{name}.ipynb"
+        running_results = work / f"{name}.results.json"
+        start = time.perf_counter()
+        try:
+            with _kernel_environment({ENV_RESULTS: str(running_results), ENV_STRICT: "1" if strict else "0"}):
+                executed = papermill.execute_notebook(
+                    nb,
+                    str(running_nb),
+                    parameters=parameters,
+                    kernel_name="python3",
+                    cwd=str(root),
+                    progress_bar=progress,
+                    execution_timeout=param_set.timeout,
+                    report_mode=False,
+                    # the kernel's own log (not cell output) only says that it talks to us over local TCP
+                    extra_arguments=["--IPKernelApp.log_level=ERROR"],
+                )
+        except papermill.PapermillExecutionError as exc:
+            failed_dir = root / "_build" / "failed"
+            failed_dir.mkdir(parents=True, exist_ok=True)
+            failed = failed_dir / f"{name}.ipynb"
+            if running_nb.exists():
+                os.replace(running_nb, failed)
+            raise ChapterFailed(
+                f"chapter {name!r} failed in cell {exc.cell_index} (execution count {exc.exec_count}): "
+                f"{exc.ename}: {exc.evalue}\n"
+                f"The failed notebook is kept for inspection at {failed}; the book was not rebuilt."
+            ) from None
+        duration = time.perf_counter() - start
+        if not running_results.is_file():
+            raise ChapterFailed(
+                f"chapter {name!r} ran but did not record its results (results.Results().record(...))"
+            )
+        results = json.loads(running_results.read_text(encoding="utf-8"))
+    false_claims = [c for c in results.get("claims", []) if not c.get("holds")]
+    if strict and false_claims:  # a chapter that caught ClaimFailed still may not publish
         raise ChapterFailed(
-            f"chapter {name!r} failed in cell {exc.cell_index} (execution count {exc.exec_count}): "
-            f"{exc.ename}: {exc.evalue}\n"
-            f"The failed notebook is kept for inspection at {failed}; the book was not rebuilt."
-        ) from None
-    duration = time.perf_counter() - start
-    if not running_results.is_file():
-        raise ChapterFailed(
-            f"chapter {name!r} ran but did not record its results (results.record(results_path, ...))"
+            f"chapter {name!r}: claim(s) that do not hold in the default run: "
+            + "; ".join(f"{c['id']}: {c['text']!r}" for c in false_claims)
         )
     provenance = {
         "chapter": name,
@@ -397,21 +445,84 @@ def run_chapter(
         "git_commit": git_commit(root),
         "duration_s": round(duration, 1),
         "packages": package_versions(),
+        "strict_claims": strict,
     }
     executed.metadata["shifteval"] = provenance
+    _strip_injected_internals(executed)
     executed.cells.insert(
         _after_title(executed),
         nbformat.v4.new_markdown_cell(provenance_box(chapter, param_set.name, overrides or {}, provenance)),
     )
-    results = json.loads(running_results.read_text(encoding="utf-8"))
     results["provenance"] = {k: v for k, v in provenance.items() if k != "packages"}
-    # Results first, notebook last: the notebook's key is what marks the pair complete.
-    atomic_write_json(results_path, results)
-    atomic_write_bytes(notebook_path, nbformat.writes(executed).encode("utf-8"))
-    running_nb.unlink(missing_ok=True)
-    running_results.unlink(missing_ok=True)
+    # Results first, notebook last: the notebook's key is what marks the pair complete. The lock
+    # keeps two runs publishing into one folder from interleaving their pairs.
+    with _publish_lock(out, name):
+        atomic_write_json(results_path, results)
+        atomic_write_bytes(notebook_path, nbformat.writes(executed).encode("utf-8"))
     _log(f"[{name}] done in {duration:.1f} s -> {notebook_path}")
     return RunResult(name, "executed", notebook_path, results_path, duration)
+
+
+@contextlib.contextmanager
+def _staging(root: Path, name: str):
+    """A private folder for one execution, removed afterwards (also those of killed runs)."""
+    base = root / "_build" / ".running"
+    base.mkdir(parents=True, exist_ok=True)
+    for stale in base.glob("*-pid*"):  # left by a run that was killed: its process is gone
+        pid = stale.name.rpartition("-pid")[2].partition(".")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(stale, ignore_errors=True)
+    work = Path(tempfile.mkdtemp(prefix=f"{name}-pid{os.getpid()}.", dir=base))
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def _kernel_environment(values: dict):
+    """Set environment variables for the kernel papermill starts (it inherits ours)."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@contextlib.contextmanager
+def _publish_lock(out: Path, name: str):
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / f".{name}.lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _strip_injected_internals(nb) -> None:
+    """Drop lines of papermill's injected-parameters cell that name pipeline internals (paths)."""
+    for cell in nb.cells:
+        if "injected-parameters" in cell.metadata.get("tags", []):
+            lines = cell.source.splitlines()
+            cell.source = "\n".join(
+                line for line in lines if line.split("=")[0].strip() not in RESERVED_PARAMETERS
+            )
 
 
 def _after_title(nb) -> int:

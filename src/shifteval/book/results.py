@@ -1,19 +1,42 @@
-"""How a chapter records its headline numbers.
+"""How a chapter records its numbers and states its claims.
 
-A chapter ends with ``results.record(results_path, {...})``. The pipeline passes
-``results_path`` as a parameter, then adds the provenance (parameter set, library version,
-cache key, git commit) and publishes ``<chapter>.results.json`` next to the executed notebook.
-Run interactively, ``results_path`` is ``None`` and nothing is written.
+A chapter opens a :class:`Results` (``R = results.Results()``) and, as it goes,
+
+- states every result-dependent sentence as a **claim**: ``R.claim(id, text, holds, **values)``
+  formats ``text`` with ``values`` and keeps the boolean ``holds`` -- the condition, evaluated on
+  the run's own numbers, that makes the sentence true;
+- glues every computed number that prose quotes: ``R.number(key, value, fmt)`` (used in markdown
+  as ``{glue:md}`key```);
+- records headline numbers: ``R.record({...})``.
+
+The pipeline tells the kernel where the results go (environment variable ``SHIFTEVAL_RESULTS``)
+and whether claims are strict (``SHIFTEVAL_STRICT_CLAIMS=1``, set for the ``default`` parameter
+set without overrides). In a strict run a claim that does not hold raises :class:`ClaimFailed`,
+so the book is never published saying something its own run contradicts. In any other run
+(a student's re-run, ``smoke``, ``real``) the page shows the sentence in a "does not hold in this
+run" admonition with the values, and ``<chapter>.results.json`` records ``holds: false``.
+
+Run interactively, nothing is written and claims are not strict.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..utils.io import atomic_write_json, to_json
+
+ENV_RESULTS = "SHIFTEVAL_RESULTS"
+ENV_STRICT = "SHIFTEVAL_STRICT_CLAIMS"
+NOT_HOLDING_TITLE = "Does not hold in this run"
+
+
+class ClaimFailed(AssertionError):
+    """A claim of a strict (``default``) run is false: the chapter must not be published."""
 
 
 def _nan_to_none(obj):
@@ -29,19 +52,221 @@ def _nan_to_none(obj):
     return obj
 
 
+def _normalise(obj):
+    return json.loads(to_json(_nan_to_none(obj)))
+
+
+def _show(value) -> str:
+    """A value as the "does not hold" message shows it (floats to 4 significant digits)."""
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.4g}"
+    if isinstance(value, np.ndarray):
+        return np.array2string(value, precision=4, threshold=20)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A sentence of the book and whether this run's results make it true.
+
+    Attributes
+    ----------
+    id : str
+        Stable identifier, unique within the chapter (``"cifar10-spearman-above-0.98"``).
+    text : str
+        The sentence exactly as rendered (MyST markdown, numbers already formatted).
+    holds : bool
+        Whether the condition evaluated on this run's results is true.
+    values : dict
+        The values the sentence and the condition were computed from.
+    """
+
+    id: str
+    text: str
+    holds: bool
+    values: dict = field(default_factory=dict)
+
+    def values_text(self) -> str:
+        """The values as ``name = value`` pairs."""
+        return ", ".join(f"{k} = {_show(v)}" for k, v in self.values.items()) or "no values recorded"
+
+    def admonition(self) -> str:
+        """The MyST admonition shown in place of a claim that does not hold."""
+        return "\n".join([
+            f":::{{admonition}} {NOT_HOLDING_TITLE}",
+            ":class: warning",
+            f"{self.text}",
+            "",
+            f"This sentence is true in the default build but false here (claim `{self.id}`; "
+            f"{self.values_text()}).",
+            ":::",
+        ])  # fmt: skip
+
+    def markdown(self) -> str:
+        """The sentence, or its admonition when it does not hold."""
+        return self.text if self.holds else self.admonition()
+
+    def inline(self) -> str:
+        """The sentence for use inside a paragraph; a false claim is marked in place."""
+        if self.holds:
+            return self.text
+        return f"{self.text} **[{NOT_HOLDING_TITLE.lower()}: {self.values_text()}]**"
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown()
+
+    def as_record(self) -> dict:
+        """The entry of ``results.json``'s ``claims`` list."""
+        return {"id": self.id, "text": self.text, "holds": self.holds}
+
+
+class Paragraph:
+    """Prose made of literal sentences and claims (see :meth:`Results.say`)."""
+
+    def __init__(self, parts):
+        self.parts = list(parts)
+
+    def markdown(self) -> str:
+        """The paragraph, followed by an admonition per claim that does not hold."""
+        text = " ".join(p.text if isinstance(p, Claim) else str(p) for p in self.parts)
+        failed = [p.admonition() for p in self.parts if isinstance(p, Claim) and not p.holds]
+        return "\n\n".join([text, *failed])
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown()
+
+
+class Results:
+    """A chapter's record: headline numbers, glued numbers and claims.
+
+    Parameters
+    ----------
+    path : str, path or None
+        Where ``results.json`` goes; by default ``$SHIFTEVAL_RESULTS`` (set by the pipeline), and
+        nothing is written when that is unset.
+    strict : bool or None
+        Whether a false claim raises; by default ``$SHIFTEVAL_STRICT_CLAIMS == "1"``.
+
+    Examples
+    --------
+    >>> R = Results(path=None, strict=False)
+    >>> c = R.claim("gap-positive", "The gap is {gap:.1f} points, above zero.", holds=3.21 > 0, gap=3.21)
+    >>> c.text, c.holds
+    ('The gap is 3.2 points, above zero.', True)
+    >>> R.claim("gap-large", "The gap exceeds 5 points.", holds=False, gap=3.21).holds
+    False
+    >>> [c["id"] for c in R.record({"gap": 3.21})["claims"]]
+    ['gap-positive', 'gap-large']
+    """
+
+    def __init__(self, path=None, strict: bool | None = None):
+        self.path = path if path is not None else os.environ.get(ENV_RESULTS) or None
+        self.strict = os.environ.get(ENV_STRICT) == "1" if strict is None else bool(strict)
+        self.claims: list[Claim] = []
+        self.numbers: dict[str, str] = {}
+        self.results: dict = {}
+
+    def claim(self, id: str, text: str, holds, **values) -> Claim:
+        """State a result-dependent sentence and the condition that makes it true.
+
+        Parameters
+        ----------
+        id : str
+            Identifier, unique within the chapter.
+        text : str
+            The sentence; ``str.format`` fields are filled from ``values``.
+        holds : bool or callable
+            The condition evaluated on this run's results (a callable gets ``**values``).
+        **values
+            The numbers the sentence quotes and the condition uses.
+
+        Returns
+        -------
+        Claim
+            Displayed as markdown when it is a cell's last expression.
+
+        Raises
+        ------
+        ClaimFailed
+            In a strict run, when the claim does not hold (the message names it and its values).
+        """
+        if not isinstance(id, str) or not id:
+            raise ValueError("a claim needs a non-empty string id")
+        if any(c.id == id for c in self.claims):
+            raise ValueError(f"claim id {id!r} is used twice in this chapter")
+        rendered = text.format(**values) if values else text
+        truth = holds(**values) if callable(holds) else holds
+        if isinstance(truth, np.ndarray):
+            raise ValueError(f"claim {id!r}: the condition is an array; reduce it with .all() or .any()")
+        claim = Claim(id, rendered, bool(truth), dict(values))
+        self.claims.append(claim)
+        self._write()
+        if self.strict and not claim.holds:
+            raise ClaimFailed(
+                f"claim {id!r} does not hold in this default run: {rendered!r} ({claim.values_text()})"
+            )
+        return claim
+
+    def say(self, *parts) -> Paragraph:
+        """A paragraph of literal sentences and claims, displayed as markdown."""
+        return Paragraph(parts)
+
+    def number(self, key: str, value, fmt: str = "{:,.3f}") -> str:
+        """Format a computed number, glue it as ``key`` for ``{glue:md}`key``` and return the text."""
+        from IPython.display import Markdown
+
+        text = fmt.format(value)
+        self.numbers[key] = text
+        try:
+            from myst_nb import glue
+
+            glue(key, Markdown(text), display=False)
+        except ImportError:  # outside a book environment the text is still returned
+            pass
+        self._write()
+        return text
+
+    def record(self, results: dict) -> dict:
+        """Add headline numbers (numpy values converted, NaN to null) and write ``results.json``."""
+        if not isinstance(results, dict):
+            raise ValueError(f"results must be a dict, got {type(results).__name__}")
+        reserved = {"claims", "numbers", "provenance"} & set(results)
+        if reserved:
+            raise ValueError(f"results may not set the reserved key(s) {sorted(reserved)}")
+        self.results.update(_normalise(results))
+        return self._write()
+
+    def as_dict(self) -> dict:
+        """Everything recorded so far, as written to ``results.json``."""
+        return {
+            **self.results,
+            "claims": [c.as_record() for c in self.claims],
+            "numbers": dict(self.numbers),
+        }
+
+    def _write(self) -> dict:
+        data = self.as_dict()
+        if self.path is not None:
+            atomic_write_json(self.path, data)
+        return data
+
+
 def record(results_path, results: dict) -> dict:
     """Write a chapter's results as JSON (atomically) and return them, JSON-normalised.
+
+    The form used before :class:`Results`; ``results_path=None`` falls back to ``$SHIFTEVAL_RESULTS``.
 
     Parameters
     ----------
     results_path : str, path or None
-        Where the pipeline wants the results; ``None`` when run outside the pipeline.
+        Where the results go; ``None`` uses ``$SHIFTEVAL_RESULTS`` (nothing written when unset).
     results : dict
-        Headline numbers; numpy scalars and arrays are converted, NaN is refused.
+        Headline numbers; numpy scalars and arrays are converted, NaN becomes null.
     """
     if not isinstance(results, dict):
         raise ValueError(f"results must be a dict, got {type(results).__name__}")
-    normalised = json.loads(to_json(_nan_to_none(results)))
-    if results_path is not None:
-        atomic_write_json(results_path, normalised)
+    normalised = _normalise(results)
+    path = results_path if results_path is not None else os.environ.get(ENV_RESULTS) or None
+    if path is not None:
+        atomic_write_json(path, normalised)
     return normalised

@@ -100,7 +100,8 @@ def _depart_glued_table(self, node):
 
 def _dedupe_thebe(outdir: Path) -> None:
     """Keep one copy of sphinx-thebe's inline configuration script per page: it is registered twice under
-    Jupyter Book, and a second ``const THEBE_JS_URL`` is a JavaScript error on every page."""
+    Jupyter Book, and a second ``const THEBE_JS_URL`` is a JavaScript error on every page.
+    """
     for page in outdir.rglob("*.html"):
         text = page.read_text(encoding="utf-8")
         start = text.find("<script>const THEBE_JS_URL")

@@ -21,6 +21,7 @@ def atomic_write_bytes(path, data: bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp creates 0600; published files are readable
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -30,6 +31,12 @@ def atomic_write_bytes(path, data: bytes) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path, text: str) -> Path:
