@@ -193,3 +193,49 @@ def test_book_in_a_browser_full_and_student_editions(built_book):
         reports["full"]["book/intro.html"]["math"] is False
         or reports["full"]["book/intro.html"]["math_rendered"] > 0
     )
+
+
+def test_no_local_path_reaches_a_page_or_a_download(built_book):
+    import sys
+    from pathlib import Path
+
+    project, out = built_book
+    assert out.returncode == 0, out.stderr[-3000:]
+    local = {str(project), str(project.resolve()), sys.prefix, str(Path.home())}
+    leaks = []
+    for page in (project / "_build" / "html").rglob("*"):
+        if page.is_file() and page.suffix in (".html", ".ipynb", ".py", ".txt", ".js", ".json"):
+            text = page.read_text(encoding="utf-8", errors="replace")
+            leaks += [(page.name, p) for p in local if p in text]
+    assert not leaks, leaks[:10]
+
+
+def test_every_chapter_records_claims_and_shows_their_text(built_book):
+    project, out = built_book
+    assert out.returncode == 0, out.stderr[-3000:]
+    for name in CHAPTERS:
+        res = json.loads((project / "book" / "chapters" / f"{name}.results.json").read_text())
+        claims = res.get("claims", [])
+        assert len(claims) >= 6, (name, len(claims))
+        page = (project / "_build" / "html" / "book" / "chapters" / f"{name}.html").read_text(
+            encoding="utf-8"
+        )
+        text = " ".join(re.sub(r"<[^>]+>", " ", page).split())
+        import html as html_lib
+
+        text = html_lib.unescape(text)
+        for claim in claims:
+            plain = " ".join(re.sub(r"[*`]", "", claim["text"]).split())
+            assert plain in text, (name, claim["id"])
+
+
+def test_every_figure_is_traced_to_a_library_function(built_book):
+    project, out = built_book
+    assert out.returncode == 0, out.stderr[-3000:]
+    for name in CHAPTERS:
+        res = json.loads((project / "book" / "chapters" / f"{name}.results.json").read_text())
+        figures = res.get("figures", {})
+        assert figures, name
+        for glue, trace in figures.items():
+            if trace["kind"] == "figure":
+                assert any(f.startswith("shifteval.viz.") for f in trace["functions"]), (name, glue, trace)

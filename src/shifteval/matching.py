@@ -176,7 +176,7 @@ def match_predictions(
     eps : float
         Half-width of the closed probability interval, in (0, 1); the paper uses 0.005.
     by : {"label_and_prob", "prob"}
-        Algorithm 1 (same predicted label and |Δp̂| <= ε) or Algorithm 2 (|Δp̂| <= ε only).
+        Algorithm 1 (same predicted label and ``|Δp̂| <= ε``) or Algorithm 2 (``|Δp̂| <= ε`` only).
     seed : int or numpy.random.Generator
         Source of the uniform random choice among candidates.
 

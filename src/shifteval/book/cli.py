@@ -25,6 +25,9 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     run.add_argument("--out", default=None, help="output folder (default: book/chapters)")
     run.add_argument("--force", action="store_true", help="execute even if the cache is current")
+    run.add_argument(
+        "--data", default="data", help="data folder that {data} in parameters names (default: data)"
+    )
 
     build = sub.add_parser("build", help="run every chapter, then build the HTML book")
     build.add_argument(
@@ -32,6 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     build.add_argument("--force", action="store_true", help="re-execute every chapter")
     build.add_argument("--only", nargs="+", metavar="CHAPTER", help="execute only these chapters")
+    build.add_argument(
+        "--data",
+        default="data",
+        help="data folder for --params real (fetched there if missing; default: data)",
+    )
     build.add_argument(
         "--edition",
         choices=pipeline.EDITIONS,
@@ -93,11 +101,15 @@ def main(argv=None) -> int:
         elif args.command == "run":
             overrides = pipeline.parse_overrides(args.overrides)
             result = pipeline.run_chapter(
-                args.chapter, args.params, overrides, out=args.out, force=args.force
+                args.chapter, args.params, overrides, out=args.out, force=args.force, data_root=args.data
             )
             print(result.notebook)
         elif args.command == "build":
-            print(pipeline.build(args.params, force=args.force, only=args.only, edition=args.edition))
+            print(
+                pipeline.build(
+                    args.params, force=args.force, only=args.only, edition=args.edition, data_root=args.data
+                )
+            )
         elif args.command == "predict":
             from ..zoo import predict
 

@@ -25,12 +25,12 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 
 import yaml
 
 from .. import __version__
+from ..utils import cache
 from ..utils.io import atomic_write_bytes, atomic_write_json
 from .results import ENV_RESULTS, ENV_STRICT
 
@@ -121,8 +121,9 @@ def get_chapter(name: str, root=None) -> Chapter:
 class ParamSet:
     """A parameter set: ``notebooks/params/<chapter>/<name>.yaml``.
 
-    The YAML file holds ``description`` (text), optionally ``timeout`` (seconds per cell) and
-    ``parameters`` (a mapping of the chapter's parameter names to values).
+    The YAML file holds ``description`` (text), optionally ``timeout`` (seconds per cell),
+    ``parameters`` (a mapping of the chapter's parameter names to values) and ``data`` (the datasets of
+    ``shifteval data list`` the set reads; string parameters refer to their folder as ``{data}/NAME``).
     """
 
     name: str
@@ -130,6 +131,7 @@ class ParamSet:
     description: str = ""
     timeout: int = DEFAULT_TIMEOUT
     parameters: dict = field(default_factory=dict)
+    data: list = field(default_factory=list)
 
 
 def load_param_set(chapter: Chapter, params: str = "default") -> ParamSet:
@@ -150,18 +152,21 @@ def load_param_set(chapter: Chapter, params: str = "default") -> ParamSet:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         raise PipelineError(f"{path} is not valid YAML: {exc}") from exc
-    unknown = set(data) - {"description", "timeout", "parameters"}
+    unknown = set(data) - {"description", "timeout", "parameters", "data"}
     if not isinstance(data, dict) or unknown:
         raise PipelineError(
-            f"{path}: expected keys description, timeout, parameters; found {sorted(unknown)}"
+            f"{path}: expected keys description, timeout, parameters, data; found {sorted(unknown)}"
         )
+    datasets = data.get("data") or []
+    if not isinstance(datasets, list) or not all(isinstance(d, str) for d in datasets):
+        raise PipelineError(f"{path}: 'data' must be a list of dataset names (see `shifteval data list`)")
     parameters = data.get("parameters") or {}
     if not isinstance(parameters, dict):
         raise PipelineError(f"{path}: 'parameters' must be a mapping")
     timeout = data.get("timeout", DEFAULT_TIMEOUT)
     if not isinstance(timeout, int) or timeout <= 0:
         raise PipelineError(f"{path}: 'timeout' must be a positive number of seconds")
-    return ParamSet(path.stem, path, str(data.get("description", "")), timeout, parameters)
+    return ParamSet(path.stem, path, str(data.get("description", "")), timeout, parameters, datasets)
 
 
 def parse_overrides(pairs) -> dict:
@@ -196,11 +201,31 @@ def notebook_parameters(source_text: str) -> dict:
     raise PipelineError("the chapter has no cell tagged 'parameters'")
 
 
-def resolve_parameters(chapter: Chapter, param_set: ParamSet, overrides: dict) -> dict:
-    """Parameter set plus overrides, checked against the chapter's parameters cell."""
+def expand_data(value, data_root):
+    """Replace ``{data}`` in string parameter values (recursively) by the data folder.
+
+    Examples
+    --------
+    >>> expand_data({"data_dir": "{data}/mnist", "n": 3}, "/srv/data")
+    {'data_dir': '/srv/data/mnist', 'n': 3}
+    """
+    if isinstance(value, str):
+        return value.replace("{data}", str(data_root))
+    if isinstance(value, list):
+        return [expand_data(v, data_root) for v in value]
+    if isinstance(value, dict):
+        return {k: expand_data(v, data_root) for k, v in value.items()}
+    return value
+
+
+def resolve_parameters(chapter: Chapter, param_set: ParamSet, overrides: dict, data_root="data") -> dict:
+    """Parameter set plus overrides, checked against the chapter's parameters cell.
+
+    ``{data}`` in string values becomes ``data_root`` (the folder ``shifteval data get`` fills).
+    """
     declared = notebook_parameters(chapter.source.read_text(encoding="utf-8"))
     valid = sorted(k for k in declared if k not in RESERVED_PARAMETERS)
-    merged = {**param_set.parameters, **overrides}
+    merged = expand_data({**param_set.parameters, **overrides}, data_root)
     unknown = sorted(k for k in merged if k not in valid)
     if unknown:
         raise PipelineError(
@@ -247,20 +272,9 @@ def type_mismatch(default, value) -> str | None:
     return f"expected {_TYPE_NAMES[expected]} (like its default {default!r}), got {got} {value!r}"
 
 
-def _hash_path(h, path: Path) -> None:
-    if path.is_dir():
-        for sub in sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-            h.update(sub.relative_to(path).as_posix().encode())
-            h.update(hashlib.sha256(sub.read_bytes()).digest())
-    elif path.is_file():
-        h.update(hashlib.sha256(path.read_bytes()).digest())
-
-
 def library_hash() -> str:
     """SHA-256 over every file of the installed ``shifteval`` package (sources and data)."""
-    h = hashlib.sha256()
-    _hash_path(h, Path(__file__).resolve().parents[1])
-    return h.hexdigest()
+    return cache.source_digest(["shifteval"])
 
 
 def _data_paths(value, root: Path) -> list[Path]:
@@ -279,26 +293,18 @@ def _data_paths(value, root: Path) -> list[Path]:
 
 
 def package_versions() -> dict:
-    versions = {}
-    for name in KEY_PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-    return versions
+    """Versions of the packages whose behaviour a chapter's numbers depend on."""
+    return cache.package_versions(KEY_PACKAGES)
 
 
 def cache_key(chapter: Chapter, parameters: dict) -> str:
     """Content hash of everything a chapter's output depends on (see module docstring)."""
-    h = hashlib.sha256()
-    h.update(chapter.source.read_bytes())
-    h.update(json.dumps(parameters, sort_keys=True, default=str).encode())
-    h.update(library_hash().encode())
-    for path in _data_paths(parameters, chapter.root):
-        h.update(str(path).encode())
-        _hash_path(h, path)
-    h.update(json.dumps(package_versions(), sort_keys=True).encode())
-    return h.hexdigest()
+    return cache.key(
+        {"source": chapter.source.read_text(encoding="utf-8"), "parameters": parameters},
+        modules=["shifteval"],  # a notebook may import anything of the library
+        packages=KEY_PACKAGES,
+        paths=_data_paths(parameters, chapter.root),
+    )
 
 
 def git_commit(root: Path) -> str | None:
@@ -349,6 +355,7 @@ def run_chapter(
     force: bool = False,
     root=None,
     progress: bool = True,
+    data_root="data",
 ) -> RunResult:
     """Execute one chapter with papermill and publish its notebook and results.
 
@@ -364,6 +371,8 @@ def run_chapter(
         Output folder; ``book/chapters`` of the project by default.
     force : bool
         Execute even when the cache says nothing changed.
+    data_root : path
+        The data folder ``{data}`` stands for in parameter values (relative to the project root).
 
     Raises
     ------
@@ -380,7 +389,7 @@ def run_chapter(
     root = find_root(root)
     chapter = get_chapter(name, root)
     param_set = load_param_set(chapter, params)
-    parameters = resolve_parameters(chapter, param_set, overrides or {})
+    parameters = resolve_parameters(chapter, param_set, overrides or {}, data_root)
     out = Path(out) if out is not None else root / CHAPTER_DIR
     out = out if out.is_absolute() else Path.cwd() / out
     notebook_path = out / f"{name}.ipynb"
@@ -451,14 +460,23 @@ def run_chapter(
     _strip_injected_internals(executed)
     executed.cells.insert(
         _after_title(executed),
-        nbformat.v4.new_markdown_cell(provenance_box(chapter, param_set.name, overrides or {}, provenance)),
+        nbformat.v4.new_markdown_cell(
+            provenance_box(
+                chapter,
+                param_set.name,
+                overrides or {},
+                provenance,
+                results.get("figures"),
+                " ".join(param_set.description.split()),
+            )  # fmt: skip
+        ),
     )
     results["provenance"] = {k: v for k, v in provenance.items() if k != "packages"}
     # Results first, notebook last: the notebook's key is what marks the pair complete. The lock
     # keeps two runs publishing into one folder from interleaving their pairs.
     with _publish_lock(out, name):
         atomic_write_json(results_path, results)
-        atomic_write_bytes(notebook_path, nbformat.writes(executed).encode("utf-8"))
+        atomic_write_bytes(notebook_path, scrub_local_paths(nbformat.writes(executed), root).encode("utf-8"))
     _log(f"[{name}] done in {duration:.1f} s -> {notebook_path}")
     return RunResult(name, "executed", notebook_path, results_path, duration)
 
@@ -515,8 +533,30 @@ def _publish_lock(out: Path, name: str):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def scrub_local_paths(text: str, root: Path) -> str:
+    """Replace this machine's paths in a published notebook's text by neutral names.
+
+    Executed notebooks carry papermill's input and output paths in their metadata, and warnings in
+    stderr name files of the Python environment; neither may reach a page or a download.
+    """
+    places = {
+        str(Path(root).resolve()): "<project>",
+        str(root): "<project>",
+        sys.prefix: "<python>",
+        sys.base_prefix: "<python>",
+        str(Path(sys.executable).resolve().parent.parent): "<python>",
+        os.environ.get("SHIFTEVAL_CACHE", ""): "<cache>",
+        str(Path.home()): "~",
+    }
+    for path in sorted((p for p in places if len(p) > 1), key=len, reverse=True):
+        text = text.replace(json.dumps(path)[1:-1], places[path])
+    return text
+
+
 def _strip_injected_internals(nb) -> None:
     """Drop lines of papermill's injected-parameters cell that name pipeline internals (paths)."""
+    for key in ("input_path", "output_path"):
+        nb.metadata.get("papermill", {}).pop(key, None)
     for cell in nb.cells:
         if "injected-parameters" in cell.metadata.get("tags", []):
             lines = cell.source.splitlines()
@@ -530,13 +570,27 @@ def _after_title(nb) -> int:
     return next((i + 1 for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), 0)
 
 
-def provenance_box(chapter: Chapter, param_set: str, overrides: dict, provenance: dict) -> str:
-    """The provenance admonition shown at the top of every executed chapter (MyST markdown)."""
+def provenance_box(
+    chapter: Chapter,
+    param_set: str,
+    overrides: dict,
+    provenance: dict,
+    figures: dict | None = None,
+    description: str = "",
+) -> str:
+    """The provenance admonition shown at the top of every executed chapter (MyST markdown).
+
+    ``figures`` (from ``results.json``) maps each glued figure to the library functions that drew it
+    and the cell that glued it; they are listed with links into the library reference.
+    """
     source_hash = hashlib.sha256(chapter.source.read_bytes()).hexdigest()[:12]
     command = f"shifteval run {chapter.name} --params {param_set}"
     command += "".join(f" -p '{k}={json.dumps(v)}'" for k, v in overrides.items())
     commit = provenance.get("git_commit") or "not a git checkout"
-    return "\n".join([
+    about = (
+        f"- **About this parameter set:** {description}" if description and param_set != "default" else None
+    )
+    return "\n".join(line for line in [
         ":::{admonition} Provenance of this page",
         ":class: note",
         f"- **Parameter set:** `{param_set}`" + (f", with {len(overrides)} override(s)" if overrides else ""),
@@ -547,8 +601,23 @@ def provenance_box(chapter: Chapter, param_set: str, overrides: dict, provenance
         f"- **Re-run it:** `{command}`",
         f"- **Download:** {{download}}`the executed notebook <{chapter.name}.ipynb>` · "
         f"{{download}}`its jupytext source <../../notebooks/{chapter.source.name}>`",
+        about,
+        *_figure_lines(figures or {}),
         ":::",
-    ])  # fmt: skip
+    ] if line is not None)  # fmt: skip
+
+
+def _figure_lines(figures: dict) -> list[str]:
+    if not figures:
+        return []
+    lines = ["- **Figures and tables, and the library functions that drew them:**"]
+    for name, trace in sorted(figures.items()):
+        drawn = (
+            ", ".join(f"{{py:func}}`{f}`" for f in trace.get("functions") or []) or "the chapter's own code"
+        )
+        cell = f" (cell {trace['cell']})" if trace.get("cell") is not None else ""
+        lines.append(f"  - `{name}`: {drawn}{cell}")
+    return lines
 
 
 def jupyter_book_command() -> list[str]:
@@ -565,6 +634,9 @@ def jupyter_book_command() -> list[str]:
 EDITIONS = ("full", "student")
 
 
+REAL_EDITION_FILES = ("_config.yml", "_toc.yml", "book", "notebooks")
+
+
 def build(
     params: str = "default",
     force: bool = False,
@@ -572,11 +644,16 @@ def build(
     root=None,
     progress: bool = True,
     edition: str = "full",
+    data_root="data",
 ) -> Path:
     """Run every chapter (or ``only`` these) and build the HTML book into ``_build/html``.
 
     ``edition="student"`` builds the same book without the exercises' solutions (sphinx-exercise's
-    ``hide_solutions``) into ``_build/student/html``.
+    ``hide_solutions``) into ``_build/student/html``. ``params="real"`` builds the **real-data
+    edition** into ``_build/real/html``: every chapter runs its ``real`` parameter set (whose page says
+    what real data it uses, or that none is public), from a separate copy of the book sources under
+    ``_build/real/src`` so the default book's executed chapters are untouched; the datasets the sets
+    name are fetched first with ``shifteval data get`` into ``data_root`` unless already there.
 
     Chapters run in ``_toc.yml`` order; the first failure stops the build before
     ``jupyter-book`` runs, so a failed chapter is never published. The book is built with
@@ -595,40 +672,96 @@ def build(
     unknown = [n for n in selected if n not in names]
     if unknown:  # fail before anything runs
         raise PipelineError(f"unknown chapter(s) {', '.join(unknown)}; chapters: {', '.join(names)}")
-    missing = [
-        n for n in names if n not in selected and cached_key(root / CHAPTER_DIR / f"{n}.ipynb") is None
-    ]
+    real = params == "real"
+    if real and edition != "full":
+        raise PipelineError("the real-data edition has no student variant; use --edition full")
+    source = _real_edition_sources(root) if real else root
+    chapter_dir = source / CHAPTER_DIR
+    missing = [n for n in names if n not in selected and cached_key(chapter_dir / f"{n}.ipynb") is None]
     if missing:
         raise PipelineError(
             f"chapters {', '.join(missing)} have never been executed; run them first or drop --only"
         )
+    data_root = Path(data_root) if Path(data_root).is_absolute() else root / data_root
+    if real:
+        needed = sorted({d for n in selected for d in load_param_set(get_chapter(n, root), "real").data})
+        fetch_data(needed, data_root)
     for name in names:
         if name in selected:
-            run_chapter(name, params, force=force, root=root, progress=progress)
-    out = root / "_build" if edition == "full" else root / "_build" / "student" / "work"
-    cmd = [*jupyter_book_command(), "build", str(root), "-W", "-n", "--keep-going"]
+            run_chapter(
+                name, params, force=force, root=root, progress=progress, data_root=data_root,
+                out=chapter_dir if real else None,
+            )  # fmt: skip
+    if real:
+        return _jupyter_book(source, root / "_build" / "real", title_suffix="real-data edition")
     if edition == "student":
-        config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
-        config.setdefault("sphinx", {}).setdefault("config", {})["hide_solutions"] = True
-        config["title"] = f"{config.get('title', '')} (student edition)"
-        out.mkdir(parents=True, exist_ok=True)
-        atomic_write_json(out / "_config.json", config)  # YAML is a superset of JSON
-        cmd += ["--config", str(out / "_config.json"), "--path-output", str(out)]
+        return _jupyter_book(
+            root, root / "_build" / "student", title_suffix="student edition", hide_solutions=True
+        )
+    return _jupyter_book(root, None)
+
+
+def _real_edition_sources(root: Path) -> Path:
+    """A copy of the book's sources (not its executed chapters) for the real-data edition."""
+    source = root / "_build" / "real" / "src"
+    for name in REAL_EDITION_FILES:
+        src, dest = root / name, source / name
+        if src.is_dir():
+            shutil.copytree(
+                src,
+                dest,
+                dirs_exist_ok=True,
+                ignore=shutil.ignore_patterns("*.ipynb", "*.results.json", ".*.lock"),
+            )
+        else:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest)
+    return source
+
+
+def fetch_data(names, data_root: Path) -> None:
+    """Make sure each named dataset is in ``data_root/NAME``, verified (``shifteval data get``)."""
+    if not names:
+        return
+    _log(f"[data] {', '.join(names)} into {data_root}")
+    cmd = [sys.executable, "-m", "shifteval.book.cli", "data", "get", *names, "--root", str(data_root)]
+    proc = subprocess.run(cmd)
+    if proc.returncode != 0:
+        raise PipelineError(
+            f"could not fetch {', '.join(names)} into {data_root} (exit {proc.returncode}); "
+            "see the message above, or put the official files there yourself"
+        )
+
+
+def _jupyter_book(
+    source: Path, out: Path | None, title_suffix: str = "", hide_solutions: bool = False
+) -> Path:
+    """Run ``jupyter-book build`` on ``source``; the HTML lands in ``out/html`` (``_build/html`` if None)."""
+    cmd = [*jupyter_book_command(), "build", str(source), "-W", "-n", "--keep-going"]
+    work = out / "work" if out is not None else None
+    if work is not None:
+        config = yaml.safe_load((source / "_config.yml").read_text(encoding="utf-8"))
+        if hide_solutions:
+            config.setdefault("sphinx", {}).setdefault("config", {})["hide_solutions"] = True
+        config["title"] = f"{config.get('title', '')} ({title_suffix})"
+        work.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(work / "_config.json", config)  # YAML is a superset of JSON
+        cmd += ["--config", str(work / "_config.json"), "--path-output", str(work)]
     _log("[book] " + " ".join(cmd[1:]))
-    proc = subprocess.run(cmd, cwd=root)
+    proc = subprocess.run(cmd, cwd=source)
+    built = (work if work is not None else source) / "_build"
     if proc.returncode != 0:
         # Sphinx builds incrementally: left in place, a failed build's environment would let the next
         # build "succeed" without re-reading the pages that warned. Remove it, and the untrusted HTML.
         for stale in ("html", ".doctrees"):
-            shutil.rmtree(out / "_build" / stale if edition == "student" else out / stale, ignore_errors=True)
+            shutil.rmtree(built / stale, ignore_errors=True)
         raise PipelineError(f"jupyter-book build failed (exit {proc.returncode}); see the warnings above")
-    if edition == "student":
-        final = root / "_build" / "student" / "html"
+    if work is not None:
+        final = out / "html"
         shutil.rmtree(final, ignore_errors=True)
-        os.replace(out / "_build" / "html", final)
-        index = final / "index.html"
-        _log(f"[book] ready: {index}")
-        return index
-    index = root / "_build" / "html" / "index.html"
+        os.replace(built / "html", final)
+    else:
+        final = built / "html"
+    index = final / "index.html"
     _log(f"[book] ready: {index}")
     return index

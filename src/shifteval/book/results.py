@@ -136,6 +136,30 @@ class Paragraph:
         return self.markdown()
 
 
+_FIGURES: dict[str, dict] = {}  # glue name -> the library function and the cell that drew it
+_ACTIVE: list = []  # the chapter's Results, so a figure traced after the last record still gets written
+
+
+def trace_figure(name: str, functions, kind: str = "figure") -> dict:
+    """Note that the figure or table glued as ``name`` was drawn by ``functions`` in the current cell.
+
+    Called by :func:`shifteval.viz.figure` and :func:`shifteval.viz.table`; the trace goes into
+    ``results.json`` (``figures``) and the page's provenance box.
+    """
+    cell = None
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        cell = shell.execution_count if shell is not None else None
+    except ImportError:  # pragma: no cover - IPython comes with the notebook stack
+        pass
+    _FIGURES[name] = {"kind": kind, "functions": list(functions or []), "cell": cell}
+    if _ACTIVE:
+        _ACTIVE[-1]._write()
+    return _FIGURES[name]
+
+
 class Results:
     """A chapter's record: headline numbers, glued numbers and claims.
 
@@ -165,6 +189,7 @@ class Results:
         self.claims: list[Claim] = []
         self.numbers: dict[str, str] = {}
         self.results: dict = {}
+        _ACTIVE[:] = [self]
 
     def claim(self, id: str, text: str, holds, **values) -> Claim:
         """State a result-dependent sentence and the condition that makes it true.
@@ -242,6 +267,7 @@ class Results:
             **self.results,
             "claims": [c.as_record() for c in self.claims],
             "numbers": dict(self.numbers),
+            "figures": dict(_FIGURES),
         }
 
     def _write(self) -> dict:
@@ -266,6 +292,8 @@ def record(results_path, results: dict) -> dict:
     if not isinstance(results, dict):
         raise ValueError(f"results must be a dict, got {type(results).__name__}")
     normalised = _normalise(results)
+    if _FIGURES and "figures" not in normalised:
+        normalised["figures"] = dict(_FIGURES)
     path = results_path if results_path is not None else os.environ.get(ENV_RESULTS) or None
     if path is not None:
         atomic_write_json(path, normalised)

@@ -25,13 +25,13 @@ bias — and models lose accuracy on them. With noise-free frequencies (:meth:`W
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
 from scipy import ndimage
+
+from ..utils import cache
 
 STRATEGIES = ("matchedfrequency", "threshold0.7", "topimages")
 FREQUENCY_BINS = np.array([0.0, 0.2, 0.4, 0.6, 0.8])  # left edges; the last bin is [0.8, 1]
@@ -110,7 +110,7 @@ class WorldConfig:
 
     def key(self) -> str:
         """A hash of the configuration (part of every cache key that depends on the world)."""
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+        return cache.key(asdict(self))
 
     @classmethod
     def from_dict(cls, values: dict | None) -> WorldConfig:

@@ -5,10 +5,19 @@
 (:mod:`shifteval.viz.linear_fits`, …), one function per figure of the paper it reproduces.
 """
 
+import inspect as _inspect
+
 from . import linear_fits, matched_evaluation, mlm, ood_autoeval, replication_world, selection_bias
-from .common import figure, image_grid, set_style, table
+from .common import figure, image_grid, set_style, table, traced
+
+# Trace every figure function of the chapter modules (see common.traced).
+for _module in (linear_fits, matched_evaluation, mlm, ood_autoeval, replication_world, selection_bias):
+    for _name, _function in _inspect.getmembers(_module, _inspect.isfunction):
+        if _function.__module__ == _module.__name__ and not _name.startswith("_"):
+            if not getattr(_function, "_shifteval_traced", False):
+                setattr(_module, _name, traced(_function))
 
 __all__ = [
     "figure", "image_grid", "linear_fits", "matched_evaluation", "mlm", "ood_autoeval", "replication_world",
-    "selection_bias", "set_style", "table",
+    "selection_bias", "set_style", "table", "traced",
 ]  # fmt: skip

@@ -6,6 +6,8 @@ chapter composes panels with ``plt.subplots`` and keeps its cells short.
 
 from __future__ import annotations
 
+import functools
+
 import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
@@ -14,6 +16,32 @@ from ..linfit import transform
 
 FIT_COLOR = "#c0392b"
 POINT_COLOR = "#2c3e50"
+
+
+def traced(function):
+    """Mark what ``function`` returns (a figure, axes, or a tuple holding them) as drawn by it.
+
+    A figure keeps the list of traced functions that drew on it, in order.
+
+    :func:`figure` reads the mark and records, in the chapter's ``results.json`` and provenance box,
+    which library function drew each figure of the book. Every public function of the chapters' figure
+    modules is wrapped by ``shifteval.viz`` on import, so a new figure function is traced without
+    ceremony.
+    """
+    where = f"{function.__module__}.{function.__qualname__}"
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        out = function(*args, **kwargs)
+        for item in out if isinstance(out, tuple) else (out,):
+            fig = getattr(item, "figure", None) if not isinstance(item, plt.Figure) else item
+            if isinstance(fig, plt.Figure):
+                drawn = getattr(fig, "_shifteval_drawn_by", [])
+                fig._shifteval_drawn_by = drawn if where in drawn else [*drawn, where]
+        return out
+
+    wrapper._shifteval_traced = True
+    return wrapper
 
 
 def set_style() -> None:
@@ -41,6 +69,7 @@ def _percent_ticks(ax, lo: float, hi: float, scale: str, n: int = 6, which: str 
         axis.set_ticks(pos, labels)
 
 
+@traced
 def image_grid(images, row_labels=None, col_labels=None, cell: float = 0.9, cmap: str = "gray_r"):
     """A grid of small grayscale images: ``images`` has shape (rows, cols, H, W). Returns the figure."""
     images = np.asarray(images)
@@ -68,7 +97,10 @@ def figure(name: str, fig=None) -> None:
     markdown cell places it with ``{glue:figure} name`` and its caption, which Sphinx numbers and makes
     cross-referenceable (``{numref}`fig-<name>```). Without myst-nb the figure is simply shown.
     """
+    from ..book.results import trace_figure
+
     fig = fig or plt.gcf()
+    trace_figure(name, getattr(fig, "_shifteval_drawn_by", None))
     try:
         from myst_nb import glue
     except ImportError:  # pragma: no cover - myst-nb comes with jupyter-book
@@ -85,6 +117,9 @@ def table(name: str, frame) -> None:
     cell places it with ``{glue:figure} name`` and ``:name: tbl-<name>``, which the book's Sphinx
     extension numbers as a table (``{numref}`tbl-<name>```). Without myst-nb the table is displayed.
     """
+    from ..book.results import trace_figure
+
+    trace_figure(name, getattr(frame, "_shifteval_drawn_by", None), kind="table")
     try:
         from myst_nb import glue
     except ImportError:  # pragma: no cover - myst-nb comes with jupyter-book

@@ -8,14 +8,14 @@ are not trained again, so chapters share one zoo.
 
 from __future__ import annotations
 
-import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ..utils import cache
+from ..utils.cache import cache_dir
 from .models import ModelSpec, default_zoo, epochs_of, train_and_predict
 from .store import Predictions, PredictionStore, validate_predictions
 
@@ -25,19 +25,12 @@ __all__ = [
 ]  # fmt: skip
 
 
-def cache_dir() -> Path:
-    """Where caches live: ``$SHIFTEVAL_CACHE`` or ``.cache/shifteval`` under the working directory."""
-    return Path(os.environ.get("SHIFTEVAL_CACHE") or Path.cwd() / ".cache" / "shifteval")
-
-
 def _code_hash() -> str:
-    """Hash of the code that determines predictions: the world's renderer and the model definitions."""
-    here = Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    for path in (here.parent / "datasets" / "world.py", here / "models.py"):
-        h.update(path.name.encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:12]
+    """Hash of the code that determines predictions: the world, the model definitions and their imports."""
+    return cache.key(
+        modules=["shifteval.datasets.world", "shifteval.zoo.models"],
+        packages=["numpy", "scikit-learn", "torch", "timm"],
+    )
 
 
 @dataclass
@@ -95,8 +88,6 @@ def build_zoo(world, specs=None, store_root=None, progress: bool = True) -> Zoo:
     progress : bool
         Show a progress bar over training epochs.
     """
-    from tqdm import tqdm
-
     specs = list(specs) if specs is not None else default_zoo()
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
@@ -106,6 +97,14 @@ def build_zoo(world, specs=None, store_root=None, progress: bool = True) -> Zoo:
     )
     store = PredictionStore(root)
     splits = world.split_names
+    with cache.locked(root):  # a second process filling the same zoo waits, then finds it complete
+        _fill(world, specs, store, splits, progress)
+    return Zoo(specs, store, splits)
+
+
+def _fill(world, specs, store, splits, progress) -> None:
+    from tqdm import tqdm
+
     todo = [s for s in specs if not _complete(store, s, splits)]
     if todo:
         images = {split: world.images[world.split_index(split)] for split in splits}
@@ -135,7 +134,6 @@ def build_zoo(world, specs=None, store_root=None, progress: bool = True) -> Zoo:
                     {"spec": _spec_dict(spec), "spec_key": spec.key(), "world": world.config.key()},
                 )
         bar.close()
-    return Zoo(specs, store, splits)
 
 
 def _spec_dict(spec: ModelSpec) -> dict:

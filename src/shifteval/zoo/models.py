@@ -11,12 +11,12 @@ timm architectures trained from scratch.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import warnings
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
+
+from ..utils import cache
 
 FAMILIES = ("sklearn", "cnn", "timm")
 
@@ -35,7 +35,8 @@ class ModelSpec:
             raise ValueError(f"model {self.name!r}: family must be one of {FAMILIES}, got {self.family!r}")
 
     def key(self) -> str:
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+        """A hash of the specification (part of the zoo's cache key)."""
+        return cache.key(asdict(self))
 
 
 # --- scikit-learn models -------------------------------------------------------------------------
