@@ -42,16 +42,21 @@ def test_store_round_trip_and_format(tmp_path):
 @pytest.mark.parametrize(
     ("labels", "probs", "message"),
     [
-        ([0, 1], [[0.5, 0.5]], "2 labels but 1 rows"),
-        ([0], [[0.5, 0.6]], "rows must sum to 1"),
-        ([0], [[2.0, -1.0]], r"lie in \[0, 1\]"),
+        ([0, 1], [[0.5, 0.5]], "m/d: 'labels' must have 1 entries .one per example., got 2"),
+        ([0], [[0.5, 0.6]], "m/d: 'probs': every row must sum to 1; row 0 sums to 1.1000"),
+        ([0], [[2.0, -1.0]], r"m/d: 'probs' must hold probabilities in \[0, 1\]; found 2"),
         ([0], [[np.nan, 1.0]], "NaN"),
-        ([3], [[0.5, 0.5]], r"labels must lie in \[0, 2\)"),
-        ([0.0], [[0.5, 0.5]], "integer array"),
-        (np.array([], dtype=np.int64), np.zeros((0, 2)), "no examples"),
+        ([3], [[0.5, 0.5]], r"m/d: 'labels' must lie in \[0, 2\); found 3"),
+        ([0.0], [[0.5, 0.5]], "'labels' must be a 1-D integer array"),
+        (np.array([], dtype=np.int64), np.zeros((0, 2)), "must be a non-empty N×K numeric array"),
+        ([0], [[0.5, 0.5, 0.0]], None),  # valid: three classes, label 0
     ],
 )
 def test_validation_messages(labels, probs, message):
+    if message is None:
+        y, p = validate_predictions(np.asarray(labels), np.asarray(probs, dtype=float), "m/d")
+        assert y.dtype == np.int64 and p.dtype == np.float32
+        return
     with pytest.raises(ValueError, match=message):
         validate_predictions(np.asarray(labels), np.asarray(probs, dtype=float), "m/d")
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..utils import validation
 from ..utils.io import atomic_write_bytes, atomic_write_json
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+\-]*$")
@@ -52,43 +53,19 @@ class Predictions:
         return float(self.correct.mean())
 
 
-def validate_predictions(labels, probs, where: str = "predictions", atol: float = 1e-3):
+def validate_predictions(labels, probs, where: str = "predictions"):
     """Check labels and probabilities; return them as int64 and float32 arrays.
 
     Raises
     ------
     ValueError
         Naming ``where`` and what was expected: 1-D integer labels in [0, K), an N×K array of
-        probabilities in [0, 1] whose rows sum to 1 (within ``atol``), matching lengths, no NaN.
+        probabilities in [0, 1] whose rows sum to 1 (within :data:`shifteval.utils.validation.TOLERANCE`),
+        matching lengths, no NaN.
     """
-    labels = np.asarray(labels)
-    probs = np.asarray(probs)
-    if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer):
-        raise ValueError(
-            f"{where}: 'labels' must be a 1-D integer array, got shape {labels.shape} dtype {labels.dtype}"
-        )
-    if probs.ndim != 2 or not np.issubdtype(probs.dtype, np.floating):
-        raise ValueError(
-            f"{where}: 'probs' must be an N×K float array, got shape {probs.shape} dtype {probs.dtype}"
-        )
-    if len(labels) != len(probs):
-        raise ValueError(f"{where}: {len(labels)} labels but {len(probs)} rows of probabilities")
-    if len(labels) == 0:
-        raise ValueError(f"{where}: no examples")
-    if np.isnan(probs).any():
-        raise ValueError(f"{where}: 'probs' contains NaN")
-    if (probs < -1e-6).any() or (probs > 1 + 1e-6).any():
-        raise ValueError(f"{where}: probabilities must lie in [0, 1] (got logits? apply a softmax first)")
-    sums = probs.sum(axis=1)
-    if np.abs(sums - 1).max() > atol:
-        raise ValueError(
-            f"{where}: probability rows must sum to 1; found a row summing to {sums[np.argmax(np.abs(sums - 1))]:.4f}"
-        )
-    if labels.min() < 0 or labels.max() >= probs.shape[1]:
-        raise ValueError(
-            f"{where}: labels must lie in [0, {probs.shape[1]}) to match the {probs.shape[1]} probability columns"
-        )
-    return labels.astype(np.int64), probs.astype(np.float32)
+    probs = validation.probabilities(probs, "probs", where=where)
+    labels = validation.labels(labels, "labels", n=len(probs), n_classes=probs.shape[1], where=where)
+    return labels, probs.astype(np.float32)
 
 
 class PredictionStore:

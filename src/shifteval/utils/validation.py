@@ -1,0 +1,170 @@
+"""Input checks shared by the library's public functions, with one numerical tolerance.
+
+Each check returns the input as a numpy array of the documented dtype, or raises ``ValueError`` naming
+the argument (and, with ``where``, the file or object it came from) and what was expected. Modules call
+these instead of keeping their own copies, so two functions never disagree about what a valid
+probability row is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+TOLERANCE = 1e-3  # how far a probability row's sum may be from 1, and a probability outside [0, 1]
+
+
+def _prefix(name: str, where: str | None) -> str:
+    return f"{where}: {name!r}" if where else f"{name!r}"
+
+
+def probabilities(
+    probs: ArrayLike, name: str = "probs", n_classes: int | None = None, where: str | None = None
+) -> NDArray[np.float64]:
+    """Check an N×K array of probability rows (softmax outputs).
+
+    Parameters
+    ----------
+    probs : array-like, shape (N, K)
+        Finite values in [0, 1] (within :data:`TOLERANCE`), each row summing to 1 within :data:`TOLERANCE`.
+    name, where : str
+        How the message names the argument and where it came from.
+    n_classes : int, optional
+        Required number of columns.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+
+    Examples
+    --------
+    >>> probabilities([[0.2, 0.8], [1.0, 0.0]]).shape
+    (2, 2)
+    >>> probabilities([[0.2, 1.3]])
+    Traceback (most recent call last):
+    ...
+    ValueError: 'probs' must hold probabilities in [0, 1]; found 1.3 (logits? apply a softmax first)
+    """
+    who = _prefix(name, where)
+    arr = np.asarray(probs)
+    if arr.ndim != 2 or arr.shape[0] == 0 or not np.issubdtype(arr.dtype, np.number):
+        raise ValueError(
+            f"{who} must be a non-empty N×K numeric array, got shape {arr.shape} dtype {arr.dtype}"
+        )
+    arr = arr.astype(np.float64)
+    if n_classes is not None and arr.shape[1] != n_classes:
+        raise ValueError(f"{who} must have {n_classes} columns (one per class), got {arr.shape[1]}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{who} contains NaN or infinite values")
+    bad = arr[(arr < -TOLERANCE) | (arr > 1 + TOLERANCE)]
+    if bad.size:
+        raise ValueError(
+            f"{who} must hold probabilities in [0, 1]; found {bad[0]:.4g} (logits? apply a softmax first)"
+        )
+    sums = arr.sum(axis=1)
+    worst = int(np.argmax(np.abs(sums - 1)))
+    if abs(sums[worst] - 1) > TOLERANCE:
+        raise ValueError(f"{who}: every row must sum to 1; row {worst} sums to {sums[worst]:.4f}")
+    return arr
+
+
+def labels(
+    values: ArrayLike,
+    name: str = "labels",
+    n: int | None = None,
+    n_classes: int | None = None,
+    where: str | None = None,
+) -> NDArray[np.int64]:
+    """Check a 1-D array of integer class labels (length ``n``, values in ``[0, n_classes)``).
+
+    Examples
+    --------
+    >>> labels([0, 2, 1], n_classes=3).tolist()
+    [0, 2, 1]
+    >>> labels([0, 3], n_classes=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: 'labels' must lie in [0, 3); found 3
+    """
+    who = _prefix(name, where)
+    arr = np.asarray(values)
+    if arr.ndim != 1 or not (np.issubdtype(arr.dtype, np.integer) or arr.size == 0):
+        raise ValueError(f"{who} must be a 1-D integer array, got shape {arr.shape} dtype {arr.dtype}")
+    if n is not None and len(arr) != n:
+        raise ValueError(f"{who} must have {n} entries (one per example), got {len(arr)}")
+    if n_classes is not None and arr.size and (arr.min() < 0 or arr.max() >= n_classes):
+        bad = arr[(arr < 0) | (arr >= n_classes)][0]
+        raise ValueError(f"{who} must lie in [0, {n_classes}); found {bad}")
+    return arr.astype(np.int64)
+
+
+def same_length(**arrays: ArrayLike) -> int:
+    """Check that the named arrays have one common length; return it.
+
+    Examples
+    --------
+    >>> same_length(y_true=[1, 2, 3], y_pred=[1, 2])
+    Traceback (most recent call last):
+    ...
+    ValueError: arguments must have one length; got y_true: 3, y_pred: 2
+    """
+    lengths = {k: len(np.atleast_1d(np.asarray(v))) for k, v in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(
+            "arguments must have one length; got " + ", ".join(f"{k}: {v}" for k, v in lengths.items())
+        )
+    return next(iter(lengths.values()), 0)
+
+
+def fraction(value: float, name: str, closed: bool = False) -> float:
+    """Check a number in (0, 1) (``closed=True``: [0, 1]).
+
+    Examples
+    --------
+    >>> fraction(0.95, "ci")
+    0.95
+    >>> fraction(1.0, "ci")
+    Traceback (most recent call last):
+    ...
+    ValueError: 'ci' must lie in (0, 1), got 1.0
+    """
+    value = float(value)
+    ok = 0 <= value <= 1 if closed else 0 < value < 1
+    if not ok:
+        raise ValueError(f"{name!r} must lie in {'[0, 1]' if closed else '(0, 1)'}, got {value}")
+    return value
+
+
+def positive_int(value, name: str, minimum: int = 1) -> int:
+    """Check an integer ``>= minimum`` (booleans refused).
+
+    Examples
+    --------
+    >>> positive_int(3, "n_boot")
+    3
+    >>> positive_int(0, "n_boot")
+    Traceback (most recent call last):
+    ...
+    ValueError: 'n_boot' must be an integer >= 1, got 0
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name!r} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def images(values: ArrayLike, name: str = "images", where: str | None = None) -> NDArray[np.float32]:
+    """Check a stack of grayscale images, shape (N, H, W), values in [0, 1].
+
+    Examples
+    --------
+    >>> images(np.zeros((2, 8, 8))).dtype
+    dtype('float32')
+    """
+    who = _prefix(name, where)
+    arr = np.asarray(values)
+    if arr.ndim != 3 or arr.shape[0] == 0:
+        raise ValueError(f"{who} must be a non-empty (N, H, W) array, got shape {arr.shape}")
+    arr = arr.astype(np.float32)
+    if not np.isfinite(arr).all() or arr.min() < -TOLERANCE or arr.max() > 1 + TOLERANCE:
+        raise ValueError(f"{who} must hold finite pixel values in [0, 1]")
+    return arr
