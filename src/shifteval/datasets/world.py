@@ -563,3 +563,32 @@ def frequency_summary(world: World, replication: Replication | None = None) -> d
     for name, idx in rep.sets.items():
         out[name] = {"observed": float(rep.pool_freq[pos[idx]].mean()), "true": float(s[idx].mean())}
     return out
+
+
+def size_summary(world: World) -> dict:
+    """Size of every split, the annotators per image and both pools' difficulty distributions."""
+    cfg = world.config
+    return {
+        "training images": len(world.split_index("train")),
+        "original test set (v1)": len(world.split_index("v1")),
+        "replication candidate pool": len(world.split_index("pool")),
+        **{f"replicated set: {s}": len(world.split_index(s)) for s in STRATEGIES},
+        "annotators per image": cfg.annotators,
+        "original pool difficulty": f"Beta{cfg.original_difficulty}",
+        "replication pool difficulty": f"Beta{cfg.replication_difficulty}",
+    }
+
+
+def difficulty_summary(world: World) -> dict:
+    """Mean latent difficulty of the original candidates, v1, the replication pool and each replicated set."""
+    d = world.examples["d"]
+    out = {"original candidates": float(world.candidates_original["d"].mean())}
+    for name in ("v1", "pool", *STRATEGIES):
+        out[name] = float(d.loc[world.split_index(name)].mean())
+    return out
+
+
+def frequency_table(summary: dict) -> pd.DataFrame:
+    """:func:`frequency_summary` as a table (rows: sets; columns: mean observed and true frequency)."""
+    table = pd.DataFrame(summary).T.rename(columns={"observed": "mean observed ŝ", "true": "mean true s"})
+    return table.round(3)

@@ -21,7 +21,7 @@ from .store import Predictions, PredictionStore, validate_predictions
 
 __all__ = [
     "ModelSpec", "PredictionStore", "Predictions", "Zoo", "build_zoo", "cache_dir", "default_zoo",
-    "validate_predictions",
+    "validate_predictions", "accuracy_changes", "replication_changes", "change_table", "table2",
 ]  # fmt: skip
 
 
@@ -160,3 +160,36 @@ def accuracy_changes(table: pd.DataFrame, strategies, reference: str = "v1") -> 
         diff = table[s].astype(float) - table[reference].astype(float)
         out[s] = {"mean_change": float(diff.mean()), "fraction_dropping": float((diff < 0).mean())}
     return out
+
+
+def replication_changes(zoo: Zoo, world, replication, table: pd.DataFrame) -> dict:
+    """:func:`accuracy_changes` of the zoo on the sets of another replication round of ``world``.
+
+    The models are the same; only the sampled test sets differ (e.g. noise-free frequencies, or more
+    annotators), so the accuracies are read from the stored predictions on the pool.
+    """
+    acc = pd.DataFrame({s: zoo.accuracy_on(world, idx) for s, idx in replication.sets.items()})
+    acc["v1"] = table["v1"]
+    return accuracy_changes(acc, list(replication.sets))
+
+
+def change_table(table: pd.DataFrame, strategies):
+    """Accuracy on v1 and each replicated set with the changes (Δ), sorted by v1; a formatted ``Styler``."""
+    shown = table[["family", "v1", *strategies]].copy()
+    for s in strategies:
+        shown[f"Δ {s}"] = shown[s] - shown["v1"]
+    shown = shown.sort_values("v1", ascending=False)
+    return shown.style.format({c: "{:.1%}" for c in shown.columns if c != "family"})
+
+
+def table2(changes: dict, frequencies: dict) -> pd.DataFrame:
+    """The world's version of Recht et al. (2019), Table 2: change, share dropping, mean frequencies."""
+    return pd.DataFrame({
+        s: {
+            "mean change (points)": 100 * c["mean_change"],
+            "models dropping": f"{c['fraction_dropping']:.0%}",
+            "mean observed ŝ": frequencies[s]["observed"],
+            "mean true s": frequencies[s]["true"],
+        }
+        for s, c in changes.items()
+    }).T  # fmt: skip
