@@ -194,13 +194,15 @@ def drop_consistency(drops: pd.DataFrame, share: float = 0.9) -> dict:
     values = np.asarray(drops, dtype=float)
     if values.ndim != 2 or values.shape[0] < 2 or values.shape[1] < 2 or np.isnan(values).any():
         raise ValueError("drops must be a models × classes table (>= 2 each) without NaN")
-    rho = np.atleast_2d(stats.spearmanr(values, axis=1).statistic)
+    with np.errstate(invalid="ignore", divide="ignore"):  # a model with equal drops everywhere: NaN
+        rho = np.corrcoef(stats.rankdata(values, axis=1))  # Spearman = Pearson of the ranks
     pairs = rho[np.triu_indices(values.shape[0], k=1)]
+    pairs = pairs[np.isfinite(pairs)]  # pairs with a constant model have no correlation
     return {
         "models": values.shape[0],
         "classes": values.shape[1],
-        "mean_spearman": float(np.nanmean(pairs)),
-        "min_spearman": float(np.nanmin(pairs)),
+        "mean_spearman": float(pairs.mean()) if pairs.size else np.nan,
+        "min_spearman": float(pairs.min()) if pairs.size else np.nan,
         "frac_classes_drop_most": float(((values > 0).mean(axis=0) >= share).mean()),
         "frac_classes_gain_most": float(((values < 0).mean(axis=0) >= share).mean()),
         "frac_classes_mean_drop": float((values.mean(axis=0) > 0).mean()),

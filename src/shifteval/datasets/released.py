@@ -373,7 +373,7 @@ def imagenetv2_correctness() -> Correctness:
     >>> corr = released.imagenetv2_correctness()
     >>> len(corr.models), corr.top1["imagenetv2-b-33"].shape
     (67, (67, 10000))
-    >>> round(100 * corr.accuracy("imagenetv2-b-33")[corr.models.index("resnet152")], 1)
+    >>> print(round(100 * corr.accuracy("imagenetv2-b-33")[corr.models.index("resnet152")], 1))
     67.0
     """
     files = resources.files("shifteval.data").joinpath("released")
