@@ -249,17 +249,20 @@ def resampled_lines(x1, x2, model_idx, counts1, counts2, scale: str = "probit"):
     -------
     slopes, intercepts : ndarray, shape (b,)
     """
-    acc1 = (counts1.astype(np.float32) @ x1.T.astype(np.float32)).astype(float) / x1.shape[1]
-    acc2 = (counts2.astype(np.float32) @ x2.T.astype(np.float32)).astype(float) / x2.shape[1]
+    acc1 = (np.asarray(counts1, np.float32) @ np.asarray(x1, np.float32).T).astype(float) / x1.shape[1]
+    acc2 = (np.asarray(counts2, np.float32) @ np.asarray(x2, np.float32).T).astype(float) / x2.shape[1]
     xb = linfit.transform(np.take_along_axis(acc1, model_idx, axis=1), scale)
     yb = linfit.transform(np.take_along_axis(acc2, model_idx, axis=1), scale)
     return linfit.row_lines(xb, yb)
 
 
 def _counts(rng: np.random.Generator, b: int, n: int) -> np.ndarray:
-    """Image multiplicities of ``b`` bootstrap resamples of ``n`` images (rows sum to ``n``)."""
-    idx = rng.integers(0, n, size=(b, n)) + (np.arange(b) * n)[:, None]
-    return np.bincount(idx.ravel(), minlength=b * n).reshape(b, n)
+    """Image multiplicities (float32) of ``b`` bootstrap resamples of ``n`` images (rows sum to ``n``)."""
+    idx = rng.integers(0, n, size=(b, n))
+    counts = np.empty((b, n), dtype=np.float32)
+    for row, draw in zip(counts, idx, strict=True):  # row by row: one bincount stays in cache
+        row[:] = np.bincount(draw, minlength=n)
+    return counts
 
 
 def two_level_bootstrap(x1, x2, n_boot: int, rng: np.random.Generator, scale="probit", chunk: int = 100):
@@ -270,11 +273,29 @@ def two_level_bootstrap(x1, x2, n_boot: int, rng: np.random.Generator, scale="pr
     sampling noise (the Clopper-Pearson error bars of their Figure 1). Replicates are processed in
     blocks of ``chunk``: image multiplicities as a counts matrix times the correctness matrix.
 
+    Parameters
+    ----------
+    x1, x2 : ndarray of bool, shape (m, n1) and (m, n2)
+        Per-image correctness of the same m models on the original and the new test set.
+    n_boot : int
+        Replicates (>= 1).
+    rng : numpy.random.Generator
+        Source of all draws; per block: models, then images of set 1, then of set 2.
+    scale : {"linear", "probit"}
+        Axis scale of the fit.
+    chunk : int
+        Replicates per block (memory ~ ``chunk * (n1 + n2)`` floats).
+
     Returns
     -------
     slopes, intercepts : ndarray, shape (n_boot,)
     """
+    if np.ndim(x1) != 2 or np.ndim(x2) != 2 or len(x1) != len(x2) or len(x1) < 3:
+        raise ValueError("x1 and x2 must be correctness matrices of the same >= 3 models (models × images)")
+    if int(n_boot) < 1 or int(chunk) < 1:
+        raise ValueError(f"n_boot and chunk must be at least 1, got {n_boot!r} and {chunk!r}")
     m = x1.shape[0]
+    x1, x2 = np.asarray(x1, np.float32), np.asarray(x2, np.float32)  # converted once, not per block
     slopes, intercepts = np.empty(n_boot), np.empty(n_boot)
     for start in range(0, n_boot, chunk):
         b = min(chunk, n_boot - start)
