@@ -237,3 +237,18 @@ def test_data_list_prints_every_dataset(capsys):
     out = capsys.readouterr().out
     for name in download.sources():
         assert name in out
+
+
+def test_multi_dataset_get_with_name_placeholder(tmp_path, serve, capsys):
+    _need_real()
+    httpd, url = serve(REAL)
+    argv = ["data", "get", "mnist", "fashion-mnist", "--root", str(tmp_path), "--mirror", url + "/{name}/",
+            "--include", "t10k-labels*", "--quiet"]  # fmt: skip
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    assert sorted(p for p, _ in httpd.requests) == [
+        "/fashion-mnist/t10k-labels-idx1-ubyte.gz",
+        "/mnist/t10k-labels-idx1-ubyte.gz",
+    ]
+    for name in ("mnist", "fashion-mnist"):
+        got = tmp_path / name / "t10k-labels-idx1-ubyte.gz"
+        assert _sha(got) == _sha(REAL / name / "t10k-labels-idx1-ubyte.gz")
