@@ -219,8 +219,13 @@ def fetch_file(url: str, dest: Path, spec: FileSpec, *, progress=True, retries=3
                     f"{spec.path}: download failed after {retries + 1} attempts: {exc}"
                 ) from exc
             continue
-        if spec.size is not None and part.stat().st_size < spec.size and attempt < retries:
-            continue  # connection closed early: resume
+        if spec.size is not None and part.stat().st_size < spec.size:
+            if attempt < retries:
+                continue  # connection closed early: resume
+            raise DownloadError(
+                f"{spec.path}: incomplete after {retries + 1} attempts ({part.stat().st_size} of {spec.size} "
+                f"bytes in {part}); run the command again to resume"
+            )
         break
     try:
         check_file(part, spec)
