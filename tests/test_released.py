@@ -69,7 +69,7 @@ def test_accuracy_table_by_hand(tiny):
 
 
 def test_reversed_columns_repaired_and_reported(tmp_path):
-    y = np.array([0, 1, 2, 0, 1])
+    y = np.arange(30) % 3
     rev = _top5(y)[:, ::-1]  # top-1 stored last
     rel = write_imagenet(
         tmp_path, {"imagenetv2-b-33": y}, {"imagenetv2-b-33": {"fv_16k": rev, "ok": _top5(y)}}
@@ -81,6 +81,22 @@ def test_reversed_columns_repaired_and_reported(tmp_path):
     with pytest.warns(released.ReleaseWarning, match="left as stored"):
         raw = released.accuracy_table("imagenetv2-predictions", rel, repair=False)
     assert raw.set_index("model").top1.to_dict() == {"fv_16k": 0.0, "ok": 100.0}
+
+
+def test_scrambled_columns_reported_not_repaired(tmp_path):
+    y = np.arange(30) % 3
+    scrambled = _top5(y)[:, [1, 2, 0, 3, 4]]  # top-1 in the middle: no known repair
+    rel = write_imagenet(tmp_path, {"imagenetv2-b-33": y}, {"imagenetv2-b-33": {"m": scrambled}})
+    with pytest.warns(released.ReleaseWarning, match="not a ranking; left as stored"):
+        table = released.accuracy_table("imagenetv2-predictions", rel)
+    assert table.top1.tolist() == [0.0] and table.top5.tolist() == [100.0]
+    # on a handful of images a later column may beat column 0 by chance: no warning then
+    few = write_imagenet(
+        tmp_path / "few", {"imagenetv2-b-33": y[:4]}, {"imagenetv2-b-33": {"m": scrambled[:4]}}
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        released.load("imagenetv2-predictions", few)
 
 
 def test_renamed_and_missing_models_reported(tmp_path):
