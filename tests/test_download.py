@@ -137,6 +137,18 @@ def test_corrupted_mirror_is_refused(tmp_path, serve, capsys):
     assert not list((tmp_path / "out" / "mnist").iterdir())  # neither the final file nor a part file
 
 
+def test_truncated_file_reports_checksum_and_size(tmp_path):
+    _need_real()
+    spec = next(f for f in download.source("mnist").files if f.path == "t10k-labels-idx1-ubyte.gz")
+    short = tmp_path / "short"
+    short.write_bytes((REAL / "mnist" / spec.path).read_bytes()[:100])
+    with pytest.raises(download.ChecksumError) as err:
+        download.check_file(short, spec)
+    message = str(err.value)
+    assert spec.path in message and spec.sha256 in message and _sha(short) in message
+    assert spec.md5 in message and f"expected {spec.size} bytes, got 100" in message
+
+
 def test_verify_detects_changed_file(tmp_path, capsys):
     _need_real()
     folder = tmp_path / "mnist"

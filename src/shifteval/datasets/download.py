@@ -133,17 +133,21 @@ def file_digests(path: Path) -> dict[str, str]:
 
 
 def check_file(path: Path, spec: FileSpec) -> None:
-    """Raise :class:`ChecksumError` unless ``path`` matches every checksum (and size) recorded in ``spec``."""
+    """Raise :class:`ChecksumError` unless ``path`` matches every checksum (and size) recorded in ``spec``.
+
+    The message names the file and gives the expected and actual checksum (and size, if that differs).
+    """
     size = path.stat().st_size
-    if spec.size is not None and size != spec.size:
-        raise ChecksumError(f"{spec.path}: size mismatch: expected {spec.size} bytes, got {size}")
     digests = file_digests(path)
-    for kind in ("sha256", "md5"):
-        expected = getattr(spec, kind)
-        if expected and digests[kind] != expected.lower():
-            raise ChecksumError(
-                f"{spec.path}: checksum mismatch ({kind}): expected {expected}, got {digests[kind]}"
-            )
+    problems = [
+        f"checksum mismatch ({kind}): expected {getattr(spec, kind)}, got {digests[kind]}"
+        for kind in ("sha256", "md5")
+        if getattr(spec, kind) and digests[kind] != getattr(spec, kind).lower()
+    ]
+    if spec.size is not None and size != spec.size:
+        problems.append(f"size mismatch: expected {spec.size} bytes, got {size}")
+    if problems:
+        raise ChecksumError(f"{spec.path}: " + "; ".join(problems))
 
 
 def _fetch(url: str, part: Path, spec: FileSpec, *, progress: bool, timeout: float) -> None:
