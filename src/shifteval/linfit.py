@@ -87,16 +87,31 @@ def bootstrap_lines(x, y, n_boot: int, rng: np.random.Generator, chunk: int = 20
     for start in range(0, n_boot, chunk):
         stop = min(start + chunk, n_boot)
         idx = rng.integers(0, n, size=(stop - start, n))
-        xb, yb = x[idx], y[idx]
-        mx, my = xb.mean(axis=1), yb.mean(axis=1)
-        dx = xb - mx[:, None]
-        sxx = np.einsum("ij,ij->i", dx, dx)
-        sxy = np.einsum("ij,ij->i", dx, yb - my[:, None])
-        with np.errstate(invalid="ignore", divide="ignore"):
-            b = np.where(sxx > 0, sxy / sxx, np.nan)
-        slopes[start:stop] = b
-        intercepts[start:stop] = my - b * mx
+        slopes[start:stop], intercepts[start:stop] = row_lines(x[idx], y[idx])
     return slopes, intercepts
+
+
+def row_lines(xb, yb):
+    """Least-squares slope and intercept of ``yb[i] ~ xb[i]`` for every row ``i`` at once.
+
+    The closed form ``slope = cov(x, y) / var(x)``; a row whose x values are all equal yields NaN.
+
+    Parameters
+    ----------
+    xb, yb : ndarray, shape (b, n)
+        One set of points per row.
+
+    Returns
+    -------
+    slopes, intercepts : ndarray, shape (b,)
+    """
+    mx, my = xb.mean(axis=1), yb.mean(axis=1)
+    dx = xb - mx[:, None]
+    sxx = np.einsum("ij,ij->i", dx, dx)
+    sxy = np.einsum("ij,ij->i", dx, yb - my[:, None])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        b = np.where(sxx > 0, sxy / sxx, np.nan)
+    return b, my - b * mx
 
 
 @dataclass(frozen=True)

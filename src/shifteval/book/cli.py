@@ -79,7 +79,57 @@ def _parser() -> argparse.ArgumentParser:
     predict.add_argument(
         "--allow-download", action="store_true", help="let timm fetch weights missing from the cache"
     )
+    _add_data_parser(sub)
     return parser
+
+
+def _add_data_parser(sub) -> None:
+    data = sub.add_parser("data", help="list, download and verify the papers' datasets")
+    dsub = data.add_subparsers(dest="data_command", required=True)
+    dsub.add_parser("list", help="every dataset with its official source, size and licence")
+    for cmd, text in (
+        ("get", "download and verify into ROOT/NAME"),
+        ("verify", "re-check ROOT/NAME in place"),
+    ):
+        p = dsub.add_parser(cmd, help=text)
+        p.add_argument("names", nargs="+", metavar="NAME", help="dataset names (see `shifteval data list`)")
+        p.add_argument("--root", required=True, help="parent folder of the datasets")
+        p.add_argument(
+            "--include", action="append", metavar="PATTERN", help="only files matching; repeatable"
+        )
+        if cmd == "get":
+            p.add_argument("--mirror", help="fetch URL/<path> instead; {name} is replaced by the dataset")
+            p.add_argument(
+                "--allow-unrecorded", action="store_true",
+                help="accept files with no recorded checksum (unverified)",
+            )  # fmt: skip
+            p.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def _data(args) -> int:
+    from ..datasets import download
+
+    if args.data_command == "list":
+        for src in download.sources().values():
+            size = download.human_size(src.size) if src.downloadable else "by hand"
+            print(f"{src.name:24s} {len(src.files):4d} files {size:>9s}  {src.licence}  {src.homepage}")
+        return 0
+    status = 0
+    for name in args.names:
+        if args.data_command == "get":
+            paths = download.get(
+                name, args.root, mirror=args.mirror, include=args.include,
+                allow_unrecorded=args.allow_unrecorded, progress=not args.quiet,
+            )  # fmt: skip
+            print(f"{name}: {len(paths)} file(s) verified in {args.root}/{name}")
+        else:
+            report = download.verify(name, args.root, include=args.include)
+            bad = {p: s for p, s in report.items() if s not in ("ok", "unrecorded")}
+            for path, state in bad.items():
+                print(f"{name}/{path}: {state}", file=sys.stderr)
+            print(f"{name}: {len(report) - len(bad)} of {len(report)} file(s) ok")
+            status = status or int(bool(bad))
+    return status
 
 
 def _pairs(values, what):
@@ -95,6 +145,14 @@ def _pairs(values, what):
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command == "data":
+            from ..datasets.download import DownloadError
+
+            try:
+                return _data(args)
+            except DownloadError as exc:
+                print(f"shifteval: error: {exc}", file=sys.stderr)
+                return 1
         if args.command == "list":
             for chapter in pipeline.chapters():
                 print(f"{chapter.name:24s} {', '.join(chapter.param_sets())}")
