@@ -32,7 +32,7 @@ def main():
         m = model.to(dev)
         x = torch.randn(args.batch_size, 3, 224, 224, device=dev)
 
-        def run():
+        def run(m=m, x=x, dev=dev):
             with torch.inference_mode():
                 for _ in range(args.batches):
                     m(x)

@@ -384,4 +384,4 @@ R.record({
         "accuracy": acc.drop(columns="family").to_dict(orient="index"),
     },
     "world": {"key": cfg.key(), "sizes": {s: int(len(w.split_index(s))) for s in w.split_names}},
-});  # fmt: skip
+})  # fmt: skip

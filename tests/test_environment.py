@@ -5,11 +5,10 @@ import subprocess
 import sys
 
 import pytest
-
-tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
-
 import yaml
 from conftest import ROOT
+
+tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
 
 CONDA_TO_PIP = {"pytorch": "torch"}
 

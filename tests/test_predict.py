@@ -37,7 +37,7 @@ def weights(tmp_path_factory):
 def test_local_weights_load_offline_and_predict(weights, cifar_root):
     path, original = weights
     model = pretrained.load_model("resnet10t", path, num_classes=10)
-    for a, b in zip(model.state_dict().values(), original.state_dict().values()):
+    for a, b in zip(model.state_dict().values(), original.state_dict().values(), strict=True):
         assert np.array_equal(a.numpy(), b.numpy())
     images, _ = real.load("cifar10.1", cifar_root)
     probs = pretrained.predict(model, images, batch_size=4, progress=False)
@@ -156,9 +156,7 @@ def test_cli_predict_and_errors(weights, cifar_root, tmp_path):
     assert "done     resnet10t on cifar10.1" in done.stdout
     again = subprocess.run(cmd, capture_output=True, text=True)
     assert "skipped  resnet10t on cifar10.1" in again.stdout
-    bad = subprocess.run(
-        cmd[:-2] + ["--out", str(out), "--datasets", "svhn"], capture_output=True, text=True
-    )
+    bad = subprocess.run(cmd[:-2] + ["--out", str(out), "--datasets", "svhn"], capture_output=True, text=True)
     assert bad.returncode == 1 and "unknown dataset 'svhn'" in bad.stderr
     missing = subprocess.run(
         [c.replace(str(cifar_root), str(tmp_path / "nowhere")) for c in cmd[:-1]] + [str(tmp_path / "o2")],

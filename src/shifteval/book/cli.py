@@ -143,6 +143,7 @@ def _pairs(values, what):
 
 
 def main(argv=None) -> int:
+    """Run the command line; return the exit status."""
     args = _parser().parse_args(argv)
     try:
         if args.command == "data":
@@ -175,7 +176,7 @@ def main(argv=None) -> int:
                 args.models, args.datasets, _pairs(args.data_root, "--data-root"), args.out,
                 _pairs(args.weights, "--weights"), batch_size=args.batch_size, allow_download=args.allow_download,
             )  # fmt: skip
-            for job, status in zip(jobs, predict.run_jobs(jobs, args.executor)):
+            for job, status in zip(jobs, predict.run_jobs(jobs, args.executor), strict=True):
                 print(f"{status:8s} {job.model} on {job.store_name}")
     except (ValueError, FileNotFoundError) as exc:
         print(f"shifteval: error: {exc}", file=sys.stderr)

@@ -83,13 +83,16 @@ class Chapter:
 
     @property
     def source(self) -> Path:
+        """The chapter's jupytext source, ``notebooks/<name>.py``."""
         return self.root / "notebooks" / f"{self.name}.py"
 
     @property
     def params_dir(self) -> Path:
+        """The folder of its parameter sets, ``notebooks/params/<name>/``."""
         return self.root / "notebooks" / "params" / self.name
 
     def param_sets(self) -> list[str]:
+        """Names of its parameter sets."""
         return sorted(p.stem for p in self.params_dir.glob("*.yaml"))
 
 
@@ -336,6 +339,8 @@ def cached_key(notebook_path: Path) -> str | None:
 
 @dataclass
 class RunResult:
+    """What :func:`run_chapter` did: executed or cached, where the outputs are, how long it took."""
+
     chapter: str
     status: str  # "executed" or "cached"
     notebook: Path

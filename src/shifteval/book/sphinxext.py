@@ -79,6 +79,7 @@ class GluedTables(SphinxTransform):
     default_priority = 900
 
     def apply(self, **kwargs):
+        """Turn every glued figure named ``tbl-*`` into a numbered table."""
         for figure in list(self.document.findall(nodes.figure)):
             if type(figure) is not nodes.figure or not any(i.startswith("tbl-") for i in figure["ids"]):
                 continue
@@ -99,8 +100,9 @@ def _depart_glued_table(self, node):
 
 
 def _dedupe_thebe(outdir: Path) -> None:
-    """Keep one copy of sphinx-thebe's inline configuration script per page: it is registered twice under
-    Jupyter Book, and a second ``const THEBE_JS_URL`` is a JavaScript error on every page.
+    """Keep one copy of sphinx-thebe's inline configuration script per page.
+
+    It is registered twice under Jupyter Book, and a second ``const THEBE_JS_URL`` is a JavaScript error on every page.
     """
     for page in outdir.rglob("*.html"):
         text = page.read_text(encoding="utf-8")
@@ -114,6 +116,7 @@ def _dedupe_thebe(outdir: Path) -> None:
 
 
 def setup(app):
+    """Register the extension with Sphinx."""
     app.add_enumerable_node(glued_table, "table", html=(_visit_glued_table, _depart_glued_table))
     app.add_css_file("shifteval.css")
     app.add_transform(GluedTables)

@@ -1,0 +1,1 @@
+"""Data shipped with the package: the papers' published tables, released predictions, download sources."""

@@ -39,7 +39,7 @@ def accuracy_change_panel(ax, table, strategies, reference: str = "v1", labels=N
     colors = sns.color_palette("deep", len(strategies))
     lo = min(table[[reference, *strategies]].min()) - 0.02
     hi = min(1.0, max(table[[reference, *strategies]].max()) + 0.02)
-    for color, s in zip(colors, strategies):
+    for color, s in zip(colors, strategies, strict=True):
         ax.plot(table[reference], table[s], "o", ms=4, color=color, label=(labels or {}).get(s, s))
     ax.plot([lo, hi], [lo, hi], ls="--", color="0.4", lw=1, label="y = x")
     ax.set_xlim(lo, hi)

@@ -43,9 +43,11 @@ class Zoo:
 
     @property
     def names(self) -> list[str]:
+        """Model names, in zoo order."""
         return [s.name for s in self.specs]
 
     def predictions(self, model: str, split: str) -> Predictions:
+        """Stored predictions of ``model`` on ``split``."""
         return self.store.load(model, split)
 
     def accuracy_table(self) -> pd.DataFrame:

@@ -64,6 +64,7 @@ class FisherVectorEncoder:
         return win.reshape(len(images), -1, self.patch * self.patch)
 
     def fit(self, images):
+        """Learn the feature map from training images; return self."""
         from sklearn.decomposition import PCA
         from sklearn.mixture import GaussianMixture
 
@@ -77,6 +78,7 @@ class FisherVectorEncoder:
         return self
 
     def transform(self, images):
+        """Features of ``images``."""
         patches = self._patches(images)
         n, m, _ = patches.shape
         x = self.pca_.transform(patches.reshape(n * m, -1)).reshape(n, m, -1)

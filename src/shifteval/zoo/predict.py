@@ -42,6 +42,7 @@ class Job:
 
     @property
     def store_name(self) -> str:
+        """The dataset's name in the prediction store."""
         return self.dataset if self.split is None else f"{self.dataset}-{self.split}"
 
 

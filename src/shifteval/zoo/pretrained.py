@@ -70,6 +70,7 @@ def load_state_dict(path) -> dict:
 
 
 def device() -> str:
+    """``cuda`` when a GPU is available, else ``cpu``."""
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"

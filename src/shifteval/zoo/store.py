@@ -37,6 +37,7 @@ class Predictions:
 
     @property
     def predicted(self) -> np.ndarray:
+        """Predicted class of every example (arg-max of the probabilities)."""
         return self.probs.argmax(axis=1)
 
     @property
@@ -46,10 +47,12 @@ class Predictions:
 
     @property
     def correct(self) -> np.ndarray:
+        """Whether each prediction is correct."""
         return self.predicted == self.labels
 
     @property
     def accuracy(self) -> float:
+        """Share of correct predictions."""
         return float(self.correct.mean())
 
 
@@ -82,6 +85,7 @@ class PredictionStore:
         return folder / f"{dataset}.npz", folder / f"{dataset}.json"
 
     def has(self, model: str, dataset: str) -> bool:
+        """Whether predictions of ``model`` on ``dataset`` are stored."""
         npz, sidecar = self._paths(model, dataset)
         return npz.is_file() and sidecar.is_file()
 
@@ -156,9 +160,11 @@ class PredictionStore:
         return out
 
     def models(self) -> list[str]:
+        """Models with stored predictions."""
         if not self.root.is_dir():
             return []
         return sorted(p.name for p in self.root.iterdir() if p.is_dir() and any(p.glob("*.json")))
 
     def datasets(self, model: str) -> list[str]:
+        """Datasets on which ``model`` has stored predictions."""
         return sorted(p.stem for p in (self.root / model).glob("*.json") if p.with_suffix(".npz").is_file())

@@ -1,0 +1,1 @@
+"""Per-model accuracy tables transcribed from the papers (CSV), each with a provenance note (YAML)."""
