@@ -1,5 +1,6 @@
 # shifteval: two commands do everything.
 #   make book   set up .venv (first time), execute every chapter on the embedded data, build the HTML
+#               (make book PARAMS=real: the real-data edition into _build/real/html, data fetched into DATA=data)
 #   make test   set up .venv (first time), run the test suite
 #   make clean  remove built outputs (keeps .venv; `make distclean` removes it too)
 
@@ -9,11 +10,12 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PARAMS ?= default
 EDITION ?= full
+DATA ?= data
 
 .PHONY: book test clean distclean lock
 
 book: $(STAMP)
-	$(BIN)/shifteval build --params $(PARAMS) --edition $(EDITION)
+	$(BIN)/shifteval build --params $(PARAMS) --edition $(EDITION) --data $(DATA)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -18,7 +18,7 @@ from .datasets.released import Correctness
 
 ORIGINAL = "imagenet-validation-original"
 MATCHED_FREQUENCY = "imagenetv2-b-33"
-#: Recht et al. (2019), App. C.4.2, Tables 14-19: (new test set, top-k) -> transcribed table.
+#: Recht et al. (2019), App. C.4.4, Tables 14-19: (new test set, top-k) -> transcribed table.
 PAPER_TABLES = {
     ("imagenetv2-b-33", 1): "recht2019_imagenet_top1_matchedfrequency",  # Table 14
     ("imagenetv2-b-33", 5): "recht2019_imagenet_top5_matchedfrequency",  # Table 15
