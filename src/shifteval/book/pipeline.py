@@ -725,11 +725,16 @@ def _real_edition_sources(root: Path) -> Path:
 
 
 def fetch_data(names, data_root: Path) -> None:
-    """Make sure each named dataset is in ``data_root/NAME``, verified (``shifteval data get``)."""
+    """Make sure each named dataset is in ``data_root/NAME``, verified (``shifteval data get``).
+
+    ``$SHIFTEVAL_DATA_MIRROR`` (e.g. ``http://host/{name}``) is passed on as ``--mirror``.
+    """
     if not names:
         return
     _log(f"[data] {', '.join(names)} into {data_root}")
     cmd = [sys.executable, "-m", "shifteval.book.cli", "data", "get", *names, "--root", str(data_root)]
+    if os.environ.get("SHIFTEVAL_DATA_MIRROR"):
+        cmd += ["--mirror", os.environ["SHIFTEVAL_DATA_MIRROR"]]
     proc = subprocess.run(cmd)
     if proc.returncode != 0:
         raise PipelineError(
