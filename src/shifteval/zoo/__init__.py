@@ -2,7 +2,7 @@
 
 :func:`build_zoo` trains every model of a zoo on a world's training set, predicts every split, and
 stores the predictions under a key covering the world's configuration, the model specification and
-the library files that produce them (``datasets/world.py`` and ``zoo/models.py``). Models already in the store
+the library files that produce them (``datasets/world.py``, ``zoo/models.py``, ``nets.py`` and everything they import; see :mod:`shifteval.utils.cache`). Models already in the store
 are not trained again, so chapters share one zoo.
 """
 
