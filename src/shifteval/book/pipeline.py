@@ -125,8 +125,10 @@ class ParamSet:
     """A parameter set: ``notebooks/params/<chapter>/<name>.yaml``.
 
     The YAML file holds ``description`` (text), optionally ``timeout`` (seconds per cell),
-    ``parameters`` (a mapping of the chapter's parameter names to values) and ``data`` (the datasets of
-    ``shifteval data list`` the set reads; string parameters refer to their folder as ``{data}/NAME``).
+    ``parameters`` (a mapping of the chapter's parameter names to values), ``data`` (the datasets of
+    ``shifteval data list`` the set reads; string parameters refer to their folder as ``{data}/NAME``)
+    and, for a ``real`` set that needs files only its user has (their own predictions),
+    ``public_data: false`` — the real-data edition then shows the chapter on its default data and says so.
     """
 
     name: str
@@ -135,6 +137,7 @@ class ParamSet:
     timeout: int = DEFAULT_TIMEOUT
     parameters: dict = field(default_factory=dict)
     data: list = field(default_factory=list)
+    public_data: bool = True
 
 
 def load_param_set(chapter: Chapter, params: str = "default") -> ParamSet:
@@ -155,11 +158,13 @@ def load_param_set(chapter: Chapter, params: str = "default") -> ParamSet:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         raise PipelineError(f"{path} is not valid YAML: {exc}") from exc
-    unknown = set(data) - {"description", "timeout", "parameters", "data"}
+    unknown = set(data) - {"description", "timeout", "parameters", "data", "public_data"}
     if not isinstance(data, dict) or unknown:
         raise PipelineError(
-            f"{path}: expected keys description, timeout, parameters, data; found {sorted(unknown)}"
+            f"{path}: expected keys description, timeout, parameters, data, public_data; found {sorted(unknown)}"
         )
+    if not isinstance(data.get("public_data", True), bool):
+        raise PipelineError(f"{path}: 'public_data' must be true or false")
     datasets = data.get("data") or []
     if not isinstance(datasets, list) or not all(isinstance(d, str) for d in datasets):
         raise PipelineError(f"{path}: 'data' must be a list of dataset names (see `shifteval data list`)")
@@ -169,7 +174,10 @@ def load_param_set(chapter: Chapter, params: str = "default") -> ParamSet:
     timeout = data.get("timeout", DEFAULT_TIMEOUT)
     if not isinstance(timeout, int) or timeout <= 0:
         raise PipelineError(f"{path}: 'timeout' must be a positive number of seconds")
-    return ParamSet(path.stem, path, str(data.get("description", "")), timeout, parameters, datasets)
+    return ParamSet(
+        path.stem, path, str(data.get("description", "")), timeout, parameters, datasets,
+        data.get("public_data", True),
+    )  # fmt: skip
 
 
 def parse_overrides(pairs) -> dict:
@@ -361,6 +369,7 @@ def run_chapter(
     root=None,
     progress: bool = True,
     data_root="data",
+    note: str | None = None,
 ) -> RunResult:
     """Execute one chapter with papermill and publish its notebook and results.
 
@@ -378,6 +387,8 @@ def run_chapter(
         Execute even when the cache says nothing changed.
     data_root : path
         The data folder ``{data}`` stands for in parameter values (relative to the project root).
+    note : str, optional
+        A sentence for the page's provenance box (the real-data edition explains a fallback with it).
 
     Raises
     ------
@@ -460,6 +471,7 @@ def run_chapter(
         "duration_s": round(duration, 1),
         "packages": package_versions(),
         "strict_claims": strict,
+        **({"note": note} if note else {}),
     }
     executed.metadata["shifteval"] = provenance
     _strip_injected_internals(executed)
@@ -595,6 +607,7 @@ def provenance_box(
     about = (
         f"- **About this parameter set:** {description}" if description and param_set != "default" else None
     )
+    note = f"- **Note:** {provenance['note']}" if provenance.get("note") else None
     return "\n".join(line for line in [
         ":::{admonition} Provenance of this page",
         ":class: note",
@@ -607,6 +620,7 @@ def provenance_box(
         f"- **Download:** {{download}}`the executed notebook <{chapter.name}.ipynb>` · "
         f"{{download}}`its jupytext source <../../notebooks/{chapter.source.name}>`",
         about,
+        note,
         *_figure_lines(figures or {}),
         ":::",
     ] if line is not None)  # fmt: skip
@@ -688,14 +702,26 @@ def build(
             f"chapters {', '.join(missing)} have never been executed; run them first or drop --only"
         )
     data_root = Path(data_root) if Path(data_root).is_absolute() else root / data_root
+    sets = {n: params for n in selected}
+    notes = {}
     if real:
-        needed = sorted({d for n in selected for d in load_param_set(get_chapter(n, root), "real").data})
+        for name in selected:
+            real_set = load_param_set(get_chapter(name, root), "real")
+            if not real_set.public_data:
+                sets[name] = "default"
+                notes[name] = (
+                    "No public real data exists for this chapter, so the real-data edition shows it on the "
+                    "embedded data (its default parameter set). To run it on your own files: "
+                    + " ".join(real_set.description.split())
+                )
+        needed = sorted({d for n in selected if sets[n] == "real"
+                         for d in load_param_set(get_chapter(n, root), "real").data})  # fmt: skip
         fetch_data(needed, data_root)
     for name in names:
         if name in selected:
             run_chapter(
-                name, params, force=force, root=root, progress=progress, data_root=data_root,
-                out=chapter_dir if real else None,
+                name, sets[name], force=force, root=root, progress=progress, data_root=data_root,
+                out=chapter_dir if real else None, note=notes.get(name),
             )  # fmt: skip
     if real:
         return _jupyter_book(source, root / "_build" / "real", title_suffix="real-data edition")
