@@ -20,3 +20,18 @@ def test_replication_world_smoke_results_show_the_mechanism(built_book):
     # the ablation shrinks the MatchedFrequency drop
     assert res["ablation"]["drop_noise_free"] < res["ablation"]["drop_noisy"] / 2
     assert res["zoo"]["n_models"] == 6
+
+
+def test_replication_world_default_run_states_only_claims_that_hold(default_project):
+    from conftest import run_default
+
+    res = run_default(default_project, "replication-world")
+    claims = res["claims"]
+    assert len(claims) >= 6 and all(c["holds"] for c in claims), [c["id"] for c in claims if not c["holds"]]
+    sizes = res["world"]["sizes"]
+    assert sizes["v1"] == 5 * sizes["matchedfrequency"]  # the papers' 5:1 ratio
+    more = res["more_annotators"]["selection_frequency"]["matchedfrequency"]["true"]
+    built = res["selection_frequency"]["matchedfrequency"]["true"]
+    assert more > built  # more annotators: MatchedFrequency's true frequency closer to v1's
+    assert res["zoo"]["n_models"] >= 25
+    assert set(res["figures"]) >= {f"replication-world-fig{i}" for i in range(1, 6)}
