@@ -22,9 +22,11 @@ from numpy.typing import ArrayLike
 
 from .matching import METHODS, match_predictions, matched_accuracy, matched_table, role_names
 
-#: A model counts as having continuous probabilities when at least this share of its predicted
-#: probabilities on the source set are distinct values.
-CONTINUOUS_SHARE = 0.5
+#: A model's probabilities count as continuous when at least this share of its predicted probabilities
+#: on the source set are distinct values, and as quantised below ``QUANTISED_SHARE``; in between they
+#: are mostly distinct but pile up at a few values (typically exactly 1.0: saturating).
+CONTINUOUS_SHARE = 0.99
+QUANTISED_SHARE = 0.5
 
 
 def distinct_probabilities(probs: ArrayLike) -> int:
@@ -143,8 +145,8 @@ def quantisation_table(pairs: dict, *, eps=0.005, eps_small=1e-6, n_runs=3, seed
     -------
     pandas.DataFrame
         Per model: ``distinct_source``, ``distinct_target`` (distinct predicted probabilities),
-        ``distinct_share`` (``distinct_source`` over the source size), ``continuous``
-        (``distinct_share >= CONTINUOUS_SHARE``), ``top_share`` (share of source examples at their most
+        ``distinct_share`` (``distinct_source`` over the source size), ``kind`` (``"continuous"``,
+        ``"saturating"`` or ``"quantised"``, see :data:`CONTINUOUS_SHARE`), ``top_share`` (share of source examples at their most
         common probability), ``min_spacing`` (smallest difference between distinct probabilities of
         the two sets together; above 2ε a window only holds exact ties), ``gap``, ``matched_gap``, ``fraction_unmatched`` at ``eps`` and
         ``fraction_unmatched_small``, ``matched_gap_small`` at ``eps_small``.
@@ -162,7 +164,7 @@ def quantisation_table(pairs: dict, *, eps=0.005, eps_small=1e-6, n_runs=3, seed
             "distinct_source": n_distinct,
             "distinct_target": distinct_probabilities(tgt.probs),
             "distinct_share": n_distinct / len(src.labels),
-            "continuous": n_distinct / len(src.labels) >= CONTINUOUS_SHARE,
+            "kind": _kind(n_distinct / len(src.labels)),
             "top_share": counts.max() / len(src.labels),
             "min_spacing": float(np.diff(both).min()) if len(both) > 1 else 1.0,
             "accuracy_source": r["accuracy"]["source"],
@@ -173,6 +175,12 @@ def quantisation_table(pairs: dict, *, eps=0.005, eps_small=1e-6, n_runs=3, seed
             "fraction_unmatched_small": r0["fraction_unmatched"]["mean"],
         }
     return pd.DataFrame(rows).T.infer_objects()
+
+
+def _kind(distinct_share: float) -> str:
+    if distinct_share >= CONTINUOUS_SHARE:
+        return "continuous"
+    return "quantised" if distinct_share < QUANTISED_SHARE else "saturating"
 
 
 def eps_sweep(first, second, eps_grid, *, methods=METHODS, n_runs=5, seed=0) -> pd.DataFrame:
@@ -212,7 +220,7 @@ def pick_models(table: pd.DataFrame, quant: pd.DataFrame) -> dict:
     source accuracy; ``None`` when the zoo has none.
     """
     order = table.acc_source.sort_values()
-    cont = [m for m in order.index if quant.loc[m, "continuous"]]
+    cont = [m for m in order.index if quant.loc[m, "kind"] == "continuous"]
     return {
         "strong": order.index[-1],
         "weak": order.index[0],

@@ -155,10 +155,12 @@ def quantised_probabilities(quant, eps: float, eps_small: float):
     """Fraction unmatched at ε and at a near-zero ε against the number of distinct probabilities."""
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     x = quant.distinct_source.astype(float)
-    ax.plot(x, quant.fraction_unmatched, "o", label=f"ε = {eps:g}")
-    ax.plot(x, quant.fraction_unmatched_small, "x", ms=7, label=f"ε = {eps_small:g}")
+    ax.plot(x, quant.fraction_unmatched, "o", color="0.4", label=f"ε = {eps:g}")
+    for (kind, g), marker in zip(quant.groupby("kind"), "x+*"):
+        ax.plot(g.distinct_source.astype(float), g.fraction_unmatched_small, marker, ms=8,
+                label=f"ε = {eps_small:g}, {kind}")  # fmt: skip
     for name, row in quant.iterrows():
-        if not row.continuous:
+        if row.kind != "continuous":
             ax.annotate(name, (row.distinct_source, row.fraction_unmatched_small), fontsize=7, xytext=(3, 3),
                         textcoords="offset points")  # fmt: skip
     ax.set_xscale("log")
