@@ -51,7 +51,6 @@ eps_grid = [0.0001, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2]
 eps_small = 1e-6
 
 # %% tags=["remove-stderr"]
-import numpy as np
 from IPython.display import Markdown, display
 
 from shifteval import matching_study as study
@@ -83,20 +82,20 @@ display(Markdown(f"Predictions from **{data_label}**: {len(tab0)} models; first 
 
 # %% tags=["remove-input"]
 R.number("matched-evaluation-n-models", len(tab0), "{:d}")
-R.number("matched-evaluation-n-source", sizes["source"], "{:,d}")
-R.number("matched-evaluation-n-target", sizes["target"], "{:,d}")
-source_is_larger = [roles[t]["source"] == source for t in targets]
 R.say(
     R.claim(
         "source-is-the-larger-set",
         "The source role goes to {source} ({n_source:,} images), the larger set, for all {k} second sets "
         "(the first of them holds {n_target:,} images, a ratio of {ratio:.1f} : 1).",
-        all(source_is_larger) and sizes["source"] > sizes["target"],
-        source=source, n_source=sizes["source"], n_target=sizes["target"], k=len(targets),
+        all(roles[t]["source"] == source for t in targets) and sizes["source"] > sizes["target"],
+        source=source,
+        n_source=sizes["source"],
+        n_target=sizes["target"],
+        k=len(targets),
         ratio=sizes["source"] / sizes["target"],
-    ),
-    "The papers' pairs have the same ratio: CIFAR-10 10,000 against CIFAR-10.1 2,000, ImageNet 50,000 against "
-    "ImageNetV2 10,000.",
+    ),  # fmt: skip
+    "The papers' pairs have the same ratio: CIFAR-10 10,000 against CIFAR-10.1 2,000, ImageNet 50,000 "
+    "against ImageNetV2 10,000.",
 )
 
 # %% [markdown]
@@ -109,24 +108,21 @@ R.say(
 viz.figure("matched-evaluation-paper-fig1", viz.matched_evaluation.fig1_accuracy_confidence(pairs, tables))
 
 # %% tags=["remove-input"]
-fig1 = {t: (tables[(t, "label_and_prob")].gap > 0).sum() for t in targets}
-conf_drop = {t: (tables[(t, "label_and_prob")].conf_source > tables[(t, "label_and_prob")].conf_target).sum()
-             for t in targets}  # fmt: skip
-R.say(
-    R.claim(
-        "fig1-less-accurate-and-less-confident",
-        "On {t} {n_acc} of {n} models are less accurate than on the source and {n_conf} are less confident: "
-        "the replicated images are harder also by the model's own judgement, which is what matching exploits.",
-        fig1[t0] > 0.8 * len(tab0) and conf_drop[t0] > 0.8 * len(tab0),
-        t=t0, n_acc=int(fig1[t0]), n_conf=int(conf_drop[t0]), n=len(tab0),
-    ),
-    R.claim(
-        "fig1-topimages-easier",
-        "TopImages goes the other way: {n_acc} of {n} models are less accurate on the source than on it.",
-        "topimages" in targets and (tables[("topimages", "label_and_prob")].gap < 0).sum() > 0.8 * len(tab0),
-        n_acc=int((tables[("topimages", "label_and_prob")].gap < 0).sum()) if "topimages" in targets else 0,
-        n=len(tab0),
-    ),
+F = study.gap_facts(tables, t0)
+R.claim(
+    "fig1-less-accurate-and-less-confident",
+    "On {t} {n_acc} of {n} models are less accurate than on the source and {n_conf} are less confident: "
+    "the replicated images are harder also by the model's own judgement, which is what matching exploits.",
+    F["n_acc"] > 0.8 * F["n"] and F["n_conf"] > 0.8 * F["n"],
+    **F,
+)
+
+# %% tags=["remove-input"]
+R.claim(
+    "fig1-topimages-easier",
+    "TopImages goes the other way: {n_top_easier} of {n} models are less accurate on the source than on it.",
+    F["n_top_easier"] > 0.8 * F["n"],
+    **F,
 )
 
 # %% [markdown]
@@ -144,7 +140,9 @@ R.say(
 # and Algorithm 2 ({numref}`fig-matched-evaluation-paper-fig6`). Gaps are always source − target.
 
 # %%
-viz.figure("matched-evaluation-paper-fig3", viz.matched_evaluation.fig3_matched_gaps(tables, "label_and_prob"))
+viz.figure(
+    "matched-evaluation-paper-fig3", viz.matched_evaluation.fig3_matched_gaps(tables, "label_and_prob")
+)
 viz.figure("matched-evaluation-paper-fig6", viz.matched_evaluation.fig3_matched_gaps(tables, "prob"))
 
 # %% [markdown]
@@ -183,34 +181,40 @@ viz.table("matched-evaluation-summary", summary.round(3))
 # errors negligible (§4.1). In the world:
 
 # %% tags=["remove-input"]
-big = [t for t in targets if abs(tables[(t, "label_and_prob")].gap.mean()) >= 0.02]
-small = [t for t in targets if t not in big]
-share = {k: narrower[t][by] for t in targets for by in ("label_and_prob", "prob") for k in [(t, by)]}
-fu = {k: tab.fraction_unmatched.mean() for k, tab in tables.items()}
-sd = 100 * np.concatenate([tab.matched_gap_std.to_numpy() for tab in tables.values()])
-shrink = 100 * (tab0.gap.abs() - tab0.matched_gap.abs()).median()
-display(R.say(R.claim(
+R.claim(
     "narrower-where-the-gap-is-large",
-    "Where the mean accuracy gap exceeds 2 points ({big}), the matched gap is narrower for at least three models "
-    "in four with both algorithms ({shares}).",
-    len(big) > 0 and min(share[(t, by)] for t in big for by in ("label_and_prob", "prob")) >= 0.75,
-    big=", ".join(big), shares="; ".join(f"{t}/{by}: {share[(t, by)]:.0%}" for t in big for by in ("label_and_prob", "prob")),
-), *([R.claim(
+    "Where the mean accuracy gap exceeds 2 points ({big}), the matched gap is narrower for at least three "
+    "models in four with both algorithms ({shares_large}).",
+    F["n_big"] > 0 and F["min_share_large"] >= 0.75,
+    **F,
+)
+
+# %% tags=["remove-input"]
+R.claim(
     "little-to-narrow-on-small-gaps",
-    "On {small} the mean accuracy gap is only {g} points in absolute value and the shares are lower ({shares}): with so small a gap "
-    "there is little to narrow.", all(min(share[(t, b)] for b in ("label_and_prob", "prob")) < min(share[(u, b)] for u in big for b in ("label_and_prob", "prob")) for t in small),
-    small=", ".join(small), g=", ".join(f"{abs(100 * tables[(t, 'label_and_prob')].gap.mean()):.2f}" for t in small),
-    shares="; ".join(f"{t}/{by}: {share[(t, by)]:.0%}" for t in small for by in ("label_and_prob", "prob")),
-)] if small and big else [])), R.say(
-    R.claim("algorithm-2-fewer-unmatched",
-            "Algorithm 2 leaves fewer targets unmatched than Algorithm 1 on every second set (mean fractions {fus}).",
-            all(fu[(t, "prob")] < fu[(t, "label_and_prob")] for t in targets),
-            fus="; ".join(f"{t}: {fu[(t, 'label_and_prob')]:.4f} vs {fu[(t, 'prob')]:.4f}" for t in targets)),
-    R.claim("run-sd-small", "Over the {n_runs} runs the matched gap of a model varies with a median standard "
-            "deviation of {med:.2f} points (largest {mx:.2f}), well below the median narrowing of the gap on {t} "
-            "({shrink:.2f} points).", np.median(sd) < shrink / 2, n_runs=n_runs, med=np.median(sd), mx=sd.max(),
-            t=t0, shrink=shrink),
-))
+    "On {small} the mean accuracy gap is only {gaps_small} points in absolute value and the shares are "
+    "lower ({shares_small}): with so small a gap there is little to narrow.",
+    F["n_small"] > 0 and F["min_share_small"] < F["min_share_large"],
+    **F,
+)
+
+# %% tags=["remove-input"]
+R.claim(
+    "algorithm-2-fewer-unmatched",
+    "Algorithm 2 leaves fewer targets unmatched than Algorithm 1 on every second set (mean fractions {fus}).",
+    all(b < a for a, b in zip(F["fu_alg1"], F["fu_alg2"], strict=True)),
+    **F,
+)
+
+# %% tags=["remove-input"]
+R.claim(
+    "run-sd-small",
+    "Over the {n_runs} runs the matched gap of a model varies with a median standard deviation of "
+    "{sd_median:.2f} points (largest {sd_max:.2f}), well below the median narrowing of the gap on {t} "
+    "({shrink:.2f} points).",
+    F["sd_median"] < F["shrink"] / 2,
+    n_runs=n_runs, **F,
+)  # fmt: skip
 
 # %% [markdown]
 # ## A strong and a weak model up close (Figures 5 and 8)
@@ -233,29 +237,45 @@ viz.figure("matched-evaluation-paper-fig5", viz.matched_evaluation.fig5_reliabil
 # %% tags=["remove-input"]
 R.number("matched-evaluation-n-runs", n_runs, "{:d}")
 s, wk = f5["strong"], f5["weak"]
-display(R.say(
+F5 = {
+    "model": picks["strong"], "t": t0, "gap": 100 * s["accuracy_gap"], "mgap": 100 * s["matched_gap"],
+    "ua": 100 * s["unmatched_accuracy"], "nu": s["n_unmatched"], "acc": 100 * tab0.acc_target[picks["strong"]],
+    "cu": s["confidence_unmatched"], "cm": s["confidence_matched_target"], "wm": picks["weak"],
+    "cw": tab0.conf_source[picks["weak"]], "nw": wk["n_unmatched"],
+}  # fmt: skip
+
+# %% tags=["remove-input"]
+R.say(
     "The paper's ResNeXt-101 on ImageNet against ImageNetV2 (§4.2, Figure 5) has an accuracy gap of 8.6%, a "
     "matched gap of 3.1%, and 45.54% accuracy on the unmatched targets.",
-    R.claim("fig5-strong-model-numbers",
-            "The world's strong model, {model}, has an accuracy gap of {gap:.1f} points on {t}, a matched gap of "
-            "{mgap:.1f} points and {ua:.1f}% accuracy on its {nu:.0f} unmatched targets, below its {acc:.1f}% "
-            "on the whole target set: the same pattern.",
-            abs(s["matched_gap"]) < abs(s["accuracy_gap"]) and s["unmatched_accuracy"] < tab0.loc[picks["strong"], "acc_target"],
-            model=picks["strong"], t=t0, gap=100 * s["accuracy_gap"], mgap=100 * s["matched_gap"],
-            ua=100 * s["unmatched_accuracy"], nu=s["n_unmatched"], acc=100 * tab0.loc[picks["strong"], "acc_target"]),
-), R.say(
-    R.claim("unmatched-less-confident",
-            "The strong model's unmatched targets are much less confident than its matched ones (mean predicted "
-            "probability {cu:.3f} against {cm:.3f}): they sit where the source has no examples left.",
-            s["confidence_unmatched"] < s["confidence_matched_target"] - 0.1,
-            cu=s["confidence_unmatched"], cm=s["confidence_matched_target"]),
-    R.claim("weak-model-fewer-unmatched",
-            "The weak model, {wm}, is barely confident (mean predicted probability {cw:.3f} on the source, against "
-            "0.1 for a uniform guess over ten classes), so its probabilities crowd a narrow range where almost every "
-            "target finds a partner: it leaves {nw:.0f} targets unmatched, fewer than the strong model's {ns:.0f}.",
-            wk["n_unmatched"] < s["n_unmatched"] and tab0.loc[picks["weak"], "conf_source"] < 0.5,
-            wm=picks["weak"], cw=tab0.loc[picks["weak"], "conf_source"], nw=wk["n_unmatched"], ns=s["n_unmatched"]),
-))
+    R.claim(
+        "fig5-strong-model-numbers",
+        "The world's strong model, {model}, has an accuracy gap of {gap:.1f} points on {t}, a matched gap of "
+        "{mgap:.1f} points and {ua:.1f}% accuracy on its {nu:.0f} unmatched targets, below its {acc:.1f}% on "
+        "the whole target set: the same pattern.",
+        abs(F5["mgap"]) < abs(F5["gap"]) and F5["ua"] < F5["acc"],
+        **F5,
+    ),
+)
+
+# %% tags=["remove-input"]
+R.claim(
+    "unmatched-less-confident",
+    "The strong model's unmatched targets are much less confident than its matched ones (mean predicted "
+    "probability {cu:.3f} against {cm:.3f}): they sit where the source has no examples left.",
+    F5["cu"] < F5["cm"] - 0.1,
+    **F5,
+)
+
+# %% tags=["remove-input"]
+R.claim(
+    "weak-model-fewer-unmatched",
+    "The weak model, {wm}, is barely confident (mean predicted probability {cw:.3f} on the source, against 0.1 "
+    "for a uniform guess over ten classes), so its probabilities crowd a narrow range where almost every "
+    "target finds a partner: it leaves {nw:.0f} targets unmatched, fewer than the strong model's {nu:.0f}.",
+    F5["nw"] < F5["nu"] and F5["cw"] < 0.5,
+    **F5,
+)
 
 # %% [markdown]
 # ```{glue:figure} matched-evaluation-paper-fig5
@@ -277,34 +297,41 @@ display(R.say(
 # in between, with mostly distinct probabilities that pile up at exactly 1, are called *saturating*.
 
 # %%
-viz.figure("matched-evaluation-quantised", viz.matched_evaluation.quantised_probabilities(quant, eps, eps_small))
+viz.figure(
+    "matched-evaluation-quantised", viz.matched_evaluation.quantised_probabilities(quant, eps, eps_small)
+)
 viz.table("matched-evaluation-quantisation", quant.sort_values("distinct_source").round(3))
 
 # %% tags=["remove-input"]
-qz, ct, sat = (quant[quant.kind == k] for k in ("quantised", "continuous", "saturating"))
 R.number("matched-evaluation-eps-small", eps_small, "{:g}")
+FQ = study.quant_facts(quant, eps)
+R.claim(
+    "quantised-models",
+    "{nq} of {n} models have quantised probabilities (fewer distinct values than half the source set's "
+    "examples): {quantised}.",
+    0 < FQ["nq"] < FQ["n"],
+    **FQ,
+)
+
+# %% tags=["remove-input"]
 eps0_claim = R.claim(
     "eps-zero-continuous-vs-quantised",
     "At ε = {e:g} the {nc} models with continuous probabilities (at least 99% distinct values) leave at least "
     "{c_min:.0%} of the targets unmatched, while the {nq} quantised ones still match through exact ties and "
-    "leave at most {q_max:.0%} unmatched; the {ns} saturating models ({sat}) lie in between.",
-    len(qz) > 0 and len(ct) > 0 and ct.fraction_unmatched_small.min() > 0.9 and qz.fraction_unmatched_small.max() < 0.5,
-    e=eps_small, nc=len(ct), nq=len(qz), ns=len(sat), sat=", ".join(sat.index) or "none",
-    c_min=ct.fraction_unmatched_small.min() if len(ct) else 0, q_max=qz.fraction_unmatched_small.max() if len(qz) else 1,
-)
-grid = quant[quant.min_spacing > 2 * eps]
-display(R.say(
-    R.claim("quantised-models",
-            "{k} of {n} models have quantised probabilities (fewer distinct values than half the source set "
-            "examples): {names}.", 0 < len(qz) < len(quant), k=len(qz), n=len(quant), names=", ".join(qz.index)),
-    eps0_claim,
-    R.claim("grid-models-ignore-eps",
-            "The probabilities of {names} lie on grids coarser than 2ε, so a window of ±ε only ever holds exact "
-            "ties and ε = {e:g} matches exactly as ε = {e0:g} does (fractions unmatched {fus}).",
-            len(grid) > 0 and bool((grid.fraction_unmatched - grid.fraction_unmatched_small).abs().max() < 1e-12),
-            names=", ".join(grid.index) or "no model", e=eps, e0=eps_small,
-            fus=", ".join(f"{f:.3f}" for f in grid.fraction_unmatched)),
-))
+    "leave at most {q_max:.0%} unmatched; the {ns} saturating models ({saturating}) lie in between.",
+    FQ["nc"] > 0 and FQ["nq"] > 0 and FQ["c_min"] > 0.9 and FQ["q_max"] < 0.5,
+    e=eps_small, **FQ,
+)  # fmt: skip
+display(eps0_claim)
+
+# %% tags=["remove-input"]
+R.claim(
+    "grid-models-ignore-eps",
+    "The probabilities of {grid} lie on grids coarser than 2ε, so a window of ±ε only ever holds exact ties "
+    "and ε = {e:g} matches exactly as ε = {e0:g} does (fractions unmatched {grid_fus}).",
+    FQ["n_grid"] > 0 and FQ["grid_diff"] < 1e-12,
+    e=eps, e0=eps_small, **FQ,
+)  # fmt: skip
 
 # %% [markdown]
 # ```{glue:figure} matched-evaluation-quantised
@@ -332,28 +359,29 @@ display(R.say(
 # %%
 mid = picks["continuous"]
 sweep = study.eps_sweep(*pairs[t0][mid], eps_grid, n_runs=max(2, n_runs // 2), seed=seed)
-viz.figure("matched-evaluation-eps-sensitivity", viz.matched_evaluation.eps_sensitivity(sweep, mid, roles[t0]))
+viz.figure(
+    "matched-evaluation-eps-sensitivity", viz.matched_evaluation.eps_sensitivity(sweep, mid, roles[t0])
+)
 
 # %% tags=["remove-input"]
-a1 = sweep[sweep.method == "label_and_prob"].sort_values("eps")
-fu_a1 = a1.fraction_unmatched.to_numpy()
-a2 = sweep[sweep.method == "prob"].sort_values("eps")
-g, m1 = 100 * a2.gap.iloc[0], 100 * a2.matched_gap.iloc[-1]
-m0 = 100 * a2.matched_gap.iloc[(a2.eps - eps).abs().argmin()]
 R.number("matched-evaluation-eps-model", mid, "`{}`")
-display(R.say(
-    R.claim("eps-fraction-unmatched-falls",
-            "For {model} ({d:,} distinct probabilities), the fraction unmatched with Algorithm 1 falls from "
-            "{fu0:.3f} at ε = {e0:g} to {fu1:.3f} at ε = {e1:g}, never rising as ε grows.",
-            bool((fu_a1[1:] <= fu_a1[:-1] + 1e-9).all()) and fu_a1[0] > fu_a1[-1] + 0.3,
-            model=mid, d=int(quant.loc[mid, "distinct_source"]), fu0=fu_a1[0], fu1=fu_a1[-1],
-            e0=a1.eps.iloc[0], e1=a1.eps.iloc[-1]),
-    R.claim("eps-large-algorithm-2-near-gap",
-            "At ε = {e1:g} Algorithm 2's matched gap ({m1:.2f} points) lies within {d1:.2f} points of the accuracy "
-            "gap ({g:.2f}), closer than at the paper's ε ({m0:.2f} points).",
-            abs(m1 - g) < abs(m0 - g),
-            e1=a2.eps.iloc[-1], m1=m1, d1=abs(m1 - g), g=g, m0=m0),
-))
+FS = study.sweep_facts(sweep, eps)
+R.claim(
+    "eps-fraction-unmatched-falls",
+    "For {model} ({d:,} distinct probabilities), the fraction unmatched with Algorithm 1 falls from {fu0:.3f} "
+    "at ε = {e0:g} to {fu1:.3f} at ε = {e1:g}, never rising as ε grows.",
+    FS["monotone"] and FS["fu0"] > FS["fu1"] + 0.3,
+    model=mid, d=int(quant.distinct_source[mid]), **FS,
+)  # fmt: skip
+
+# %% tags=["remove-input"]
+R.claim(
+    "eps-large-algorithm-2-near-gap",
+    "At ε = {e1:g} Algorithm 2's matched gap ({m1:.2f} points) lies within {d1:.2f} points of the accuracy "
+    "gap ({g:.2f}), closer than at the paper's ε ({m0:.2f} points).",
+    abs(FS["m1"] - FS["g"]) < abs(FS["m0"] - FS["g"]),
+    d1=abs(FS["m1"] - FS["g"]), **FS,
+)  # fmt: skip
 
 # %% [markdown]
 # ```{glue:figure} matched-evaluation-eps-sensitivity
@@ -368,9 +396,10 @@ display(R.say(
 
 # %% tags=["remove-input"]
 R.number("matched-evaluation-eps0-claim", eps0_claim.inline(), "{}")
-R.number("matched-evaluation-alg2-claim", R.claims[[c.id for c in R.claims].index("algorithm-2-fewer-unmatched")].inline(), "{}")
-R.number("matched-evaluation-mf-gap", 100 * tables[(t0, "label_and_prob")].gap.mean(), "{:.2f}")
-R.number("matched-evaluation-mf-matched-gap", 100 * tables[(t0, "label_and_prob")].matched_gap.mean(), "{:.2f}")
+alg2 = next(c for c in R.claims if c.id == "algorithm-2-fewer-unmatched")
+R.number("matched-evaluation-alg2-claim", alg2.inline(), "{}")
+R.number("matched-evaluation-mf-gap", 100 * tab0.gap.mean(), "{:.2f}")
+R.number("matched-evaluation-mf-matched-gap", 100 * tab0.matched_gap.mean(), "{:.2f}")
 
 # %% [markdown]
 # ## Exercises
@@ -428,17 +457,23 @@ R.number("matched-evaluation-mf-matched-gap", 100 * tables[(t0, "label_and_prob"
 # ````
 
 # %%
+per_model = {
+    t: {by: tables[(t, by)][["gap", "matched_gap", "fraction_unmatched"]].to_dict(orient="index") for by in ("label_and_prob", "prob")}
+    for t in targets
+}  # fmt: skip
 R.record({
-    "data": data_label, "source": source, "targets": targets, "eps": eps, "n_runs": n_runs,
-    "roles": roles, "set_sizes": sizes,
-    "fraction_models_gap_narrower": narrower,
-    "per_model": {t: {by: tables[(t, by)][["gap", "matched_gap", "fraction_unmatched"]].to_dict(orient="index")
-                      for by in ("label_and_prob", "prob")} for t in targets},
+    "data": data_label, "source": source, "targets": targets, "eps": eps, "n_runs": n_runs, "roles": roles,
+    "set_sizes": sizes, "fraction_models_gap_narrower": narrower, "per_model": per_model,
     "summary": summary.reset_index(names="setting").to_dict(orient="records"),
-    "eps_sweep": {"model": mid, "target": t0, "distinct_probabilities": int(quant.loc[mid, "distinct_source"]),
-                  "eps": a1.eps.tolist(), "matched_gap": a1.matched_gap.tolist(),
-                  "fraction_unmatched": a1.fraction_unmatched.tolist(), "rows": sweep.to_dict(orient="records")},
+    "quantisation": quant.to_dict(orient="index"),
+})  # fmt: skip
+
+# %%
+a1 = sweep[sweep.method == "label_and_prob"].sort_values("eps")
+eps_record = {"model": mid, "target": t0, "distinct_probabilities": int(quant.distinct_source[mid])}
+eps_record |= {k: a1[k].tolist() for k in ("eps", "matched_gap", "fraction_unmatched")}
+R.record({
+    "eps_sweep": {**eps_record, "rows": sweep.to_dict(orient="records")},
     "unmatched_accuracy": f5["strong"]["unmatched_accuracy"],
     "fig5": {kind: {"model": picks[kind], **{k: v for k, v in f5[kind].items() if k != "subsets"}} for kind in f5},
-    "quantisation": quant.to_dict(orient="index"),
 })  # fmt: skip

@@ -49,6 +49,7 @@ class MatchResult:
 
     @property
     def fraction_unmatched(self) -> float:
+        """Share of the targets without a partner."""
         n = len(self.target_index) + len(self.unmatched_target_index)
         return len(self.unmatched_target_index) / n
 
@@ -361,7 +362,9 @@ def role_names(roles: dict, first: str, second: str) -> dict:
     return {role: names[which] for role, which in roles.items()}
 
 
-def matched_table(pairs: dict, *, eps=0.005, by="label_and_prob", n_runs=10, seed=0, names=("first", "second")):
+def matched_table(
+    pairs: dict, *, eps=0.005, by="label_and_prob", n_runs=10, seed=0, names=("first", "second")
+):
     """:func:`matched_accuracy` for many models; one row per model (a pandas DataFrame).
 
     Parameters

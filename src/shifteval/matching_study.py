@@ -228,7 +228,9 @@ def pick_models(table: pd.DataFrame, quant: pd.DataFrame) -> dict:
     }
 
 
-def fig5_subsets(first, second, names=("first", "second"), *, eps=0.005, by="label_and_prob", n_runs=10, seed=0):
+def fig5_subsets(
+    first, second, names=("first", "second"), *, eps=0.005, by="label_and_prob", n_runs=10, seed=0
+):
     """Figure 5 of the paper for one model: the three subsets of one run and the numbers over runs.
 
     Parameters
@@ -246,9 +248,13 @@ def fig5_subsets(first, second, names=("first", "second"), *, eps=0.005, by="lab
         ``accuracy_gap``, ``matched_gap``, ``unmatched_accuracy``, ``fraction_unmatched``,
         ``n_unmatched``.
     """
-    r = matched_accuracy(first.labels, first.probs, second.labels, second.probs, eps=eps, by=by, n_runs=n_runs, seed=seed)
+    r = matched_accuracy(
+        first.labels, first.probs, second.labels, second.probs, eps=eps, by=by, n_runs=n_runs, seed=seed
+    )
     src, tgt = (second, first) if r["roles"]["source"] == "second" else (first, second)
-    m = match_predictions(src.predicted, src.confidence, tgt.predicted, tgt.confidence, eps=eps, by=by, seed=seed)
+    m = match_predictions(
+        src.predicted, src.confidence, tgt.predicted, tgt.confidence, eps=eps, by=by, seed=seed
+    )
     subsets = {
         "matched source": (src.confidence[m.source_index], src.correct[m.source_index]),
         "matched target": (tgt.confidence[m.target_index], tgt.correct[m.target_index]),
@@ -265,3 +271,87 @@ def fig5_subsets(first, second, names=("first", "second"), *, eps=0.005, by="lab
         "confidence_unmatched": r["mean_confidence"]["unmatched_target"]["mean"],
         "confidence_matched_target": r["mean_confidence"]["matched_target"]["mean"],
     }
+
+
+def _join(items) -> str:
+    return "; ".join(items)
+
+
+def gap_facts(tables: dict, first_target: str, large_gap: float = 0.02) -> dict:
+    """Numbers the chapter states about the zoo-wide tables (Figures 1, 3, 6 and the summary).
+
+    Parameters
+    ----------
+    tables : dict
+        :func:`evaluate` output.
+    first_target : str
+        The second set the chapter looks at first.
+    large_gap : float
+        Second sets whose mean accuracy gap exceeds this (in absolute value) have a "large" gap.
+
+    Returns
+    -------
+    dict
+        Counts of models less accurate / less confident on the first target and less accurate on the
+        source than on TopImages, the sets with large and small gaps, shares of narrower matched gaps
+        (``min_share_large``, ``min_share_small``, as text ``shares_large``, ``shares_small``), mean
+        fractions unmatched per algorithm (``fu_alg1``, ``fu_alg2``, lists in target order), the
+        median and largest run-to-run SD of matched gaps and the median narrowing (points).
+    """
+    targets = list(dict.fromkeys(t for t, _ in tables))
+    alg1 = {t: tables[(t, "label_and_prob")] for t in targets}
+    tab0, share = alg1[first_target], narrower(tables)
+    big = [t for t in targets if abs(alg1[t].gap.mean()) > large_gap]
+    small = [t for t in targets if t not in big]
+    sd = 100 * np.concatenate([tab.matched_gap_std.to_numpy(dtype=float) for tab in tables.values()])
+    fu = {(t, by): tab.fraction_unmatched.mean() for (t, by), tab in tables.items()}
+    return {
+        "t": first_target, "n": len(tab0), "n_acc": int((tab0.gap > 0).sum()),
+        "n_conf": int((tab0.conf_source > tab0.conf_target).sum()),
+        "n_top_easier": int((alg1["topimages"].gap < 0).sum()) if "topimages" in alg1 else 0,
+        "big": ", ".join(big), "small": ", ".join(small), "n_big": len(big), "n_small": len(small),
+        "min_share_large": min((share[t][by] for t in big for by in share[t]), default=np.nan),
+        "min_share_small": min((share[t][by] for t in small for by in share[t]), default=np.nan),
+        "shares_large": _join(f"{t}/{by}: {share[t][by]:.0%}" for t in big for by in share[t]),
+        "shares_small": _join(f"{t}/{by}: {share[t][by]:.0%}" for t in small for by in share[t]),
+        "gaps_small": ", ".join(f"{abs(100 * alg1[t].gap.mean()):.2f}" for t in small),
+        "fu_alg1": [fu.get((t, "label_and_prob"), np.nan) for t in targets],
+        "fu_alg2": [fu.get((t, "prob"), np.nan) for t in targets],
+        "fus": _join(f"{t}: {fu.get((t, 'label_and_prob'), np.nan):.4f} vs {fu.get((t, 'prob'), np.nan):.4f}" for t in targets),
+        "sd_median": float(np.nanmedian(sd)), "sd_max": float(np.nanmax(sd)),
+        "shrink": float(100 * (tab0.gap.abs() - tab0.matched_gap.abs()).median()),
+    }  # fmt: skip
+
+
+def quant_facts(quant: pd.DataFrame, eps: float) -> dict:
+    """Numbers the chapter states about :func:`quantisation_table` (groups by ``kind``, grid models)."""
+    kinds = {k: quant[quant.kind == k] for k in ("continuous", "quantised", "saturating")}
+    grid = quant[quant.min_spacing > 2 * eps]
+    cont, quantised = kinds["continuous"], kinds["quantised"]
+    return {
+        "n": len(quant), "nc": len(cont), "nq": len(quantised), "ns": len(kinds["saturating"]),
+        "quantised": ", ".join(quantised.index), "saturating": ", ".join(kinds["saturating"].index) or "none",
+        "c_min": float(cont.fraction_unmatched_small.min()) if len(cont) else np.nan,
+        "q_max": float(quantised.fraction_unmatched_small.max()) if len(quantised) else np.nan,
+        "grid": ", ".join(grid.index) or "no model", "n_grid": len(grid),
+        "grid_diff": float((grid.fraction_unmatched - grid.fraction_unmatched_small).abs().max()) if len(grid) else np.nan,
+        "grid_fus": ", ".join(f"{f:.3f}" for f in grid.fraction_unmatched),
+    }  # fmt: skip
+
+
+def sweep_facts(sweep: pd.DataFrame, eps: float) -> dict:
+    """Numbers the chapter states about :func:`eps_sweep`.
+
+    Algorithm 1's fraction unmatched along ε (``fu0`` at the smallest, ``fu1`` at the largest, whether it
+    never rises: ``monotone``) and Algorithm 2's accuracy gap ``g`` and matched gap at the largest ε
+    (``m1``) and at the ε nearest ``eps`` (``m0``), in points.
+    """
+    a1 = sweep[sweep.method == "label_and_prob"].sort_values("eps")
+    a2 = sweep[sweep.method == "prob"].sort_values("eps")
+    fu = a1.fraction_unmatched.to_numpy()
+    g = 100 * a2.gap.iloc[0]
+    return {
+        "fu0": fu[0], "fu1": fu[-1], "e0": a1.eps.iloc[0], "e1": a1.eps.iloc[-1],
+        "monotone": bool((fu[1:] <= fu[:-1] + 1e-9).all()), "g": g,
+        "m1": 100 * a2.matched_gap.iloc[-1], "m0": 100 * a2.matched_gap.iloc[int((a2.eps - eps).abs().argmin())],
+    }  # fmt: skip

@@ -28,7 +28,7 @@ def reliability_diagram(ax, confidence, correct, label: str, bins: int = 10, col
     return ax
 
 
-def _source_target(pair, tab=None):
+def _source_target(pair):
     """The two predictions of a model in (source, target) role order (the larger set is the source)."""
     a, b = pair
     return (b, a) if len(b.labels) > len(a.labels) else (a, b)
@@ -48,7 +48,7 @@ def fig1_accuracy_confidence(pairs_by_target: dict, tables: dict):
 
     targets = list(pairs_by_target)
     fig, axes = plt.subplots(1, len(targets), figsize=(5 * len(targets), 4.6), squeeze=False)
-    for ax, t in zip(axes[0], targets):
+    for ax, t in zip(axes[0], targets, strict=True):
         r = roles(tables[(t, "label_and_prob")])
         pts = np.array([
             [[p.confidence.mean(), p.accuracy] for p in _source_target(pair)] for pair in pairs_by_target[t].values()
@@ -56,7 +56,7 @@ def fig1_accuracy_confidence(pairs_by_target: dict, tables: dict):
         src, tgt = pts[:, 0], pts[:, 1]
         ax.plot(src[:, 0], src[:, 1], "o", ms=4, label=f"{r['source']} (source)")
         ax.plot(tgt[:, 0], tgt[:, 1], "s", ms=4, label=f"{r['target']} (target)")
-        for a, b in zip(src, tgt):
+        for a, b in zip(src, tgt, strict=True):
             ax.plot([a[0], b[0]], [a[1], b[1]], color="0.7", lw=0.6, zorder=0)
         lo = min(src.min(), tgt.min()) - 0.03
         ax.plot([lo, 1], [lo, 1], ls="--", color="0.4", lw=1)
@@ -100,7 +100,10 @@ def fig3_matched_gaps(tables: dict, by: str = "label_and_prob"):
         ax.set_xlabel(f"models, sorted by accuracy on {r['source']}")
         ax.set_ylabel(f"gap ({r['source']} − {r['target']}) / fraction")
         ax.legend(fontsize="x-small")
-    title = {"label_and_prob": "Algorithm 1: same label and probability", "prob": "Algorithm 2: probability only"}
+    title = {
+        "label_and_prob": "Algorithm 1: same label and probability",
+        "prob": "Algorithm 2: probability only",
+    }
     fig.suptitle(title.get(by, by))
     fig.tight_layout()
     return fig
@@ -116,13 +119,19 @@ def fig5_reliability(panels: dict):
     """
     fig, axes = plt.subplots(2, len(panels), figsize=(5.5 * len(panels), 9), squeeze=False)
     for col, (kind, (name, f5)) in enumerate(panels.items()):
-        for (label, (conf, ok)), color in zip(f5["subsets"].items(), ["C0", "C1", "C3"]):
+        for (label, (conf, ok)), color in zip(f5["subsets"].items(), ["C0", "C1", "C3"], strict=True):
             set_name = f5["roles"]["source" if label.endswith("source") else "target"]
             text = f"{label} ({set_name})"
             if len(conf):
                 reliability_diagram(axes[0, col], conf, ok, text, color=color)
                 axes[1, col].hist(
-                    conf, bins=np.linspace(0, 1, 41), density=True, histtype="step", lw=1.6, color=color, label=text
+                    conf,
+                    bins=np.linspace(0, 1, 41),
+                    density=True,
+                    histtype="step",
+                    lw=1.6,
+                    color=color,
+                    label=text,
                 )
         axes[0, col].set_title(f"{kind} model: {name}")
         axes[0, col].legend(fontsize="x-small", loc="upper left")
@@ -156,7 +165,7 @@ def quantised_probabilities(quant, eps: float, eps_small: float):
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     x = quant.distinct_source.astype(float)
     ax.plot(x, quant.fraction_unmatched, "o", color="0.4", label=f"ε = {eps:g}")
-    for (kind, g), marker in zip(quant.groupby("kind"), "x+*"):
+    for (kind, g), marker in zip(quant.groupby("kind"), "x+*", strict=False):
         ax.plot(g.distinct_source.astype(float), g.fraction_unmatched_small, marker, ms=8,
                 label=f"ε = {eps_small:g}, {kind}")  # fmt: skip
     for name, row in quant.iterrows():
