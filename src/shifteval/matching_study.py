@@ -217,14 +217,14 @@ def pick_models(table: pd.DataFrame, quant: pd.DataFrame) -> dict:
     """The strong and the weak model (highest and lowest source accuracy) and the median continuous one.
 
     ``continuous`` is the model with continuous probabilities (see :func:`quantisation_table`) of median
-    source accuracy; ``None`` when the zoo has none.
+    source accuracy; when the zoo has none, the median model of the whole zoo.
     """
     order = table.acc_source.sort_values()
     cont = [m for m in order.index if quant.loc[m, "kind"] == "continuous"]
     return {
         "strong": order.index[-1],
         "weak": order.index[0],
-        "continuous": cont[len(cont) // 2] if cont else None,
+        "continuous": cont[len(cont) // 2] if cont else order.index[len(order) // 2],
     }
 
 
