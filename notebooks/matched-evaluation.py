@@ -438,8 +438,8 @@ R.number("matched-evaluation-mf-matched-gap", 100 * tab0.matched_gap.mean(), "{:
 # ````{solution} matched-evaluation-ex-algorithm2
 # :class: dropdown
 # Without the label condition every target can use any source example in its probability window, so the
-# candidate pool is about K times larger and fewer targets go unmatched ({glue:md}`matched-evaluation-alg2-claim`)
-# But a confidence of 0.9 on a "cat" and on a "truck" need not mean the same chance of being right:
+# candidate pool is about K times larger and fewer targets go unmatched. In this run:
+# {glue:md}`matched-evaluation-alg2-claim` But a confidence of 0.9 on a "cat" and on a "truck" need not mean the same chance of being right:
 # class-conditional calibration differs. When the two sets mix classes differently, Algorithm 2 can pair an
 # easy class in one set with a hard class in the other, and the matched gap then measures the class mix,
 # not the model.
