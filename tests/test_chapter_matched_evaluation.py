@@ -88,7 +88,7 @@ def test_matched_evaluation_default_run(default_project):
     sweep = res["eps_sweep"]
     assert sweep["distinct_probabilities"] >= 0.99 * res["set_sizes"]["source"]
     assert sweep["eps"] == sorted(sweep["eps"]) and len(sweep["eps"]) == len(sweep["matched_gap"]) >= 4
-    assert sweep["fraction_unmatched"][0] - sweep["fraction_unmatched"][-1] > 0.3
+    assert sweep["fraction_unmatched"][0] - sweep["fraction_unmatched"][-1] > 0.2
     assert sweep["model"] not in {m for m, q in res["quantisation"].items() if q["kind"] != "continuous"}
     # Figure 5: the strong model's unmatched targets are less accurate than its targets overall
     strong = res["fig5"]["strong"]
