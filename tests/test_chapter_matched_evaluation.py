@@ -99,3 +99,34 @@ def test_matched_evaluation_default_run(default_project):
     # quantised models exist in the zoo (k-NN at least) and match through ties at a near-zero ε
     assert res["quantisation"]["knn_1"]["kind"] == "quantised"
     assert res["quantisation"]["knn_1"]["distinct_source"] == 1
+
+
+def test_matched_evaluation_names_the_roles_when_the_second_set_is_larger(tmp_path):
+    """CIFAR-10 (1,000 here) against a larger CINIC-10 (3,000): CINIC-10 plays the source everywhere."""
+    import numpy as np
+    from conftest import copy_project
+
+    from shifteval.zoo import PredictionStore
+
+    rng = np.random.default_rng(1)
+    store = PredictionStore(tmp_path / "preds")
+    for m, skill in enumerate((0.6, 0.9)):
+        for dataset, n, shift in (("cifar10", 1000, 0.0), ("cinic10", 3000, 0.3)):
+            labels = rng.integers(0, 10, n)
+            logits = rng.normal(0, 1, (n, 10))
+            logits[np.arange(n), labels] += 3 * (skill - shift)
+            store.save(f"model{m}", dataset, labels, np.exp(logits) / np.exp(logits).sum(1, keepdims=True))
+    project = copy_project(tmp_path / "project")
+    args = ["-p", f"predictions_dir={tmp_path / 'preds'}", "-p", "targets=[cinic10]", "-p", "n_runs=2"]
+    out = shifteval(
+        "run", "matched-evaluation", "--params", "real", *args, "-p", "eps_grid=[0.005, 0.05]", cwd=project
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    res = json.loads((project / "book" / "chapters" / "matched-evaluation.results.json").read_text())
+    assert res["roles"] == {"cinic10": {"source": "cinic10", "target": "cifar10"}}
+    assert res["set_sizes"] == {"source": 3000, "target": 1000}
+    assert res["fig5"]["strong"]["roles"] == {"source": "cinic10", "target": "cifar10"}
+    # CINIC-10 is the harder set here, so its (source) accuracy is lower: every gap source − target is negative
+    assert all(m["gap"] < 0 for m in res["per_model"]["cinic10"]["label_and_prob"].values())
+    larger = next(c for c in res["claims"] if c["id"] == "source-is-the-larger-set")
+    assert larger["holds"] is False and "cifar10" in larger["text"]
