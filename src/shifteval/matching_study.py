@@ -87,7 +87,23 @@ def evaluate(pairs_by_target: dict, first: str, *, eps=0.005, n_runs=10, seed=0,
 
 
 def roles(table: pd.DataFrame) -> dict:
-    """``{"source": name, "target": name}`` of a :func:`evaluate` table (one pair of roles for all models)."""
+    """The set names playing source and target in a :func:`evaluate` table.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One ``(second set, method)`` table of :func:`evaluate`.
+
+    Returns
+    -------
+    dict
+        ``{"source": name, "target": name}``.
+
+    Raises
+    ------
+    ValueError
+        When models disagree (their two sets have different sizes).
+    """
     found = table[["source_set", "target_set"]].drop_duplicates()
     if len(found) != 1:
         raise ValueError(f"models disagree on the roles of the two sets: {found.to_dict(orient='records')}")
@@ -96,6 +112,11 @@ def roles(table: pd.DataFrame) -> dict:
 
 def narrower(tables: dict) -> dict:
     """Share of models whose matched gap is narrower than the accuracy gap (|matched gap| < |gap|).
+
+    Parameters
+    ----------
+    tables : dict
+        :func:`evaluate` output.
 
     Returns
     -------
@@ -109,7 +130,19 @@ def narrower(tables: dict) -> dict:
 
 
 def summary(tables: dict) -> pd.DataFrame:
-    """One row per (second set, method): mean gaps (points), fraction unmatched, share narrower, run SD."""
+    """The chapter's summary table: one row per (second set, method).
+
+    Parameters
+    ----------
+    tables : dict
+        :func:`evaluate` output.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Role names, mean accuracy gap and matched gap (points), mean fraction unmatched, share of models
+        with a narrower matched gap, and the largest run-to-run SD of a matched gap (points).
+    """
     share = narrower(tables)
     rows = {}
     for (t, by), tab in tables.items():
@@ -216,9 +249,23 @@ def eps_sweep(first, second, eps_grid, *, methods=METHODS, n_runs=5, seed=0) -> 
 def pick_models(table: pd.DataFrame, quant: pd.DataFrame) -> dict:
     """The strong and the weak model (highest and lowest source accuracy) and the median continuous one.
 
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        An :func:`evaluate` table (column ``acc_source``).
+    quant : pandas.DataFrame
+        :func:`quantisation_table` of the same models (column ``kind``).
+
+    Returns
+    -------
+    dict
+        ``{"strong": name, "weak": name, "continuous": name}``.
+
     ``continuous`` is the model with continuous probabilities (see :func:`quantisation_table`) of median
     source accuracy; when the zoo has none, the median model of the whole zoo.
     """
+    if len(table) == 0:
+        raise ValueError("pick_models needs at least one model")
     order = table.acc_source.sort_values()
     cont = [m for m in order.index if quant.loc[m, "kind"] == "continuous"]
     return {
@@ -324,7 +371,22 @@ def gap_facts(tables: dict, first_target: str, large_gap: float = 0.02) -> dict:
 
 
 def quant_facts(quant: pd.DataFrame, eps: float) -> dict:
-    """Numbers the chapter states about :func:`quantisation_table` (groups by ``kind``, grid models)."""
+    """Numbers the chapter states about :func:`quantisation_table`.
+
+    Parameters
+    ----------
+    quant : pandas.DataFrame
+        :func:`quantisation_table` output.
+    eps : float
+        The working ε: models whose distinct probabilities are more than 2ε apart are "grid" models.
+
+    Returns
+    -------
+    dict
+        Group sizes and names by ``kind``, the smallest fraction unmatched at the near-zero ε among
+        continuous models (``c_min``) and the largest among quantised ones (``q_max``), the grid models
+        and the largest difference of their fractions unmatched at the two ε (``grid_diff``).
+    """
     kinds = {k: quant[quant.kind == k] for k in ("continuous", "quantised", "saturating")}
     grid = quant[quant.min_spacing > 2 * eps]
     cont, quantised = kinds["continuous"], kinds["quantised"]
