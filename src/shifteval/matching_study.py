@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
+from scipy import stats
 
 from .matching import METHODS, match_predictions, matched_accuracy, matched_table, role_names
 
@@ -343,7 +344,9 @@ def gap_facts(tables: dict, first_target: str, large_gap: float = 0.02) -> dict:
         source than on TopImages, the sets with large and small gaps, shares of narrower matched gaps
         (``min_share_large``, ``min_share_small``, as text ``shares_large``, ``shares_small``), mean
         fractions unmatched per algorithm (``fu_alg1``, ``fu_alg2``, lists in target order), the
-        median and largest run-to-run SD of matched gaps and the median narrowing (points).
+        median and largest run-to-run SD of matched gaps and the median narrowing (points), and the
+        Spearman correlation between source accuracy and fraction unmatched on the first target
+        (Algorithm 1, ``rho_unmatched``).
     """
     targets = list(dict.fromkeys(t for t, _ in tables))
     alg1 = {t: tables[(t, "label_and_prob")] for t in targets}
@@ -367,6 +370,7 @@ def gap_facts(tables: dict, first_target: str, large_gap: float = 0.02) -> dict:
         "fus": _join(f"{t}: {fu.get((t, 'label_and_prob'), np.nan):.4f} vs {fu.get((t, 'prob'), np.nan):.4f}" for t in targets),
         "sd_median": float(np.nanmedian(sd)), "sd_max": float(np.nanmax(sd)),
         "shrink": float(100 * (tab0.gap.abs() - tab0.matched_gap.abs()).median()),
+        "rho_unmatched": float(stats.spearmanr(tab0.acc_source, tab0.fraction_unmatched).statistic) if len(tab0) > 2 else np.nan,
     }  # fmt: skip
 
 
