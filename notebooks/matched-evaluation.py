@@ -28,7 +28,9 @@
 # picks one of them uniformly at random and removes it from the source. Targets without any candidate
 # are *unmatched*. The **matched accuracy** of each set is its accuracy on the matched pairs; the
 # **matched gap** is their difference; the **fraction unmatched** is the share of target examples that
-# found no partner. The paper uses $\varepsilon = 0.005$ and averages 10 runs. The larger set is the source.
+# found no partner. The paper uses $\varepsilon = 0.005$ and averages 10 runs. The larger set is the source; when the
+# second set is the larger one (CIFAR-10 against CINIC-10), the roles swap and every figure and table
+# below names the sets by the role they play.
 #
 # Here the two sets are the replication world's v1 and each replicated set, evaluated with every model of
 # the zoo. With `predictions_dir` set, the same analysis runs on any folder of predictions in the
@@ -45,20 +47,19 @@ targets = ["matchedfrequency", "threshold0.7", "topimages"]
 eps = 0.005
 n_runs = 10
 seed = 0
-eps_grid = [0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2]
-results_path = None
+eps_grid = [0.0001, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2]
+eps_small = 1e-6
 
 # %% tags=["remove-stderr"]
-import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
 from IPython.display import Markdown, display
 
-from shifteval import matching, viz
+from shifteval import matching_study as study
+from shifteval import viz
 from shifteval import zoo as zoos
 from shifteval.book import results
 from shifteval.datasets import world as worlds
 
+R = results.Results()
 viz.set_style()
 if predictions_dir is None:
     w = worlds.build_world(world)
@@ -67,129 +68,105 @@ if predictions_dir is None:
 else:
     store = zoos.PredictionStore(predictions_dir)
     data_label = str(predictions_dir)
+
+# %%
+# every model's predictions on the first set and each second set; Algorithms 1 and 2 on all of them
 pairs = {t: store.pairs(source, t) for t in targets}
-models = list(pairs[targets[0]])
-display(
-    Markdown(
-        f"Predictions from **{data_label}**: {len(models)} models; source set `{source}`, "
-        f"target sets {', '.join(f'`{t}`' for t in targets)}."
-    )
+tables = study.evaluate(pairs, source, eps=eps, n_runs=n_runs, seed=seed)
+t0 = targets[0]
+tab0 = tables[(t0, "label_and_prob")]
+roles = {t: study.roles(tables[(t, "label_and_prob")]) for t in targets}
+sizes = {"source": int(tab0.n_source.iloc[0]), "target": int(tab0.n_target.iloc[0])}
+display(Markdown(f"Predictions from **{data_label}**: {len(tab0)} models; first set `{source}`, "
+                 f"second sets {', '.join(f'`{t}`' for t in targets)}."))  # fmt: skip
+
+# %% tags=["remove-input"]
+R.number("matched-evaluation-n-models", len(tab0), "{:d}")
+FZ = {"source": source, "n_source": sizes["source"], "n_target": sizes["target"], "k": len(targets)}
+R.say(
+    R.claim(
+        "source-is-the-larger-set",
+        "The source role goes to {source} ({n_source:,} images), the larger set, for all {k} second sets "
+        "(the first of them holds {n_target:,} images, a ratio of {ratio:.1f} : 1).",
+        all(roles[t]["source"] == source for t in targets) and sizes["source"] > sizes["target"],
+        ratio=sizes["source"] / sizes["target"],
+        **FZ,
+    ),
+    "The papers' pairs have the same ratio: CIFAR-10 10,000 against CIFAR-10.1 2,000, ImageNet 50,000 "
+    "against ImageNetV2 10,000.",
 )
 
 # %% [markdown]
 # ## Accuracy and confidence on both sets (Figure 1)
 #
-# First the raw picture ({numref}`fig-matched-evaluation-fig1`): each model's accuracy against its mean
+# First the raw picture ({numref}`fig-matched-evaluation-paper-fig1`): each model's accuracy against its mean
 # predicted probability, on the source and on each target set.
 
 # %%
-fig, axes = plt.subplots(1, len(targets), figsize=(5 * len(targets), 4.6), squeeze=False)
-for ax, t in zip(axes[0], targets):
-    src = np.array([[p[0].confidence.mean(), p[0].accuracy] for p in pairs[t].values()])
-    tgt = np.array([[p[1].confidence.mean(), p[1].accuracy] for p in pairs[t].values()])
-    ax.plot(src[:, 0], src[:, 1], "o", ms=4, label=source)
-    ax.plot(tgt[:, 0], tgt[:, 1], "s", ms=4, label=t)
-    for a, b in zip(src, tgt):
-        ax.plot([a[0], b[0]], [a[1], b[1]], color="0.7", lw=0.6, zorder=0)
-    lo = min(src.min(), tgt.min()) - 0.03
-    ax.plot([lo, 1], [lo, 1], ls="--", color="0.4", lw=1)
-    ax.set_xlabel("mean predicted probability")
-    ax.set_ylabel("accuracy")
-    ax.set_title(f"{source} vs {t}")
-    ax.legend(fontsize="small")
-fig.tight_layout()
-viz.figure("matched-evaluation-fig1")
+viz.figure("matched-evaluation-paper-fig1", viz.matched_evaluation.fig1_accuracy_confidence(pairs, tables))
+
+# %% tags=["remove-input"]
+F = study.gap_facts(tables, t0)
+R.claim(
+    "fig1-less-accurate-and-less-confident",
+    "On {t} {n_acc} of {n} models are less accurate than on the source and {n_conf} are less confident: "
+    "the replicated images are harder also by the model's own judgement, which is what matching exploits.",
+    F["n_acc"] > 0.8 * F["n"] and F["n_conf"] > 0.8 * F["n"],
+    **F,
+)
+
+# %% tags=["remove-input"]
+# stated only when this run has the sets it is about
+if "topimages" in targets:
+    display(
+        R.claim(
+            "fig1-topimages-easier",
+            "TopImages goes the other way: {n_top_easier} of {n} models are less accurate on the source than on it.",
+            F["n_top_easier"] > 0.8 * F["n"],
+            **F,
+        )
+    )
 
 # %% [markdown]
-# ```{glue:figure} matched-evaluation-fig1
-# :name: fig-matched-evaluation-fig1
+# ```{glue:figure} matched-evaluation-paper-fig1
+# :name: fig-matched-evaluation-paper-fig1
 #
 # **Figure 1 analog.** One pair of points per model (joined by a grey line): circles on the source set,
-# squares on the target set; the dashed line is perfect calibration. Models are less accurate *and* less
-# confident on the harder replications: the replicated images are also harder *for the model's own
-# judgement*, which is what matching exploits.
+# squares on the target set; the dashed line is perfect calibration.
 # ```
 
 # %% [markdown]
 # ## Accuracy gap and matched gap, model by model (Figures 3, 4, 6 and 7)
 #
-# Each model's accuracy gap and matched gap with Algorithm 1 ({numref}`fig-matched-evaluation-fig2-label_and_prob`)
-# and Algorithm 2 ({numref}`fig-matched-evaluation-fig2-prob`).
+# Each model's accuracy gap and matched gap with Algorithm 1 ({numref}`fig-matched-evaluation-paper-fig3`)
+# and Algorithm 2 ({numref}`fig-matched-evaluation-paper-fig6`). Gaps are always source − target.
 
 # %%
-tables = {
-    (t, by): matching.matched_table(pairs[t], eps=eps, by=by, n_runs=n_runs, seed=seed)
-    for t in targets
-    for by in matching.METHODS
-}
-for by, title in (
-    ("label_and_prob", "Algorithm 1: same label and probability"),
-    ("prob", "Algorithm 2: probability only"),
-):
-    fig, axes = plt.subplots(2, len(targets), figsize=(5 * len(targets), 8), squeeze=False)
-    for col, t in enumerate(targets):
-        tab = tables[(t, by)].sort_values("acc_source")
-        x = np.arange(len(tab))
-        ax = axes[0, col]
-        ax.plot(x, tab.acc_source, "-o", ms=3, label=f"accuracy, {source}")
-        ax.plot(x, tab.acc_target, "-s", ms=3, label=f"accuracy, {t}")
-        ax.plot(x, tab.matched_acc_source, "--o", ms=3, mfc="none", label=f"matched accuracy, {source}")
-        ax.plot(x, tab.matched_acc_target, "--s", ms=3, mfc="none", label=f"matched accuracy, {t}")
-        ax.set_title(f"{t}")
-        ax.set_ylabel("accuracy")
-        ax.legend(fontsize="x-small")
-        ax = axes[1, col]
-        ax.bar(x - 0.2, tab.gap, 0.4, label="accuracy gap")
-        ax.bar(x + 0.2, tab.matched_gap, 0.4, label="matched gap")
-        ax.plot(x, tab.fraction_unmatched, "k.-", lw=0.8, label="fraction unmatched")
-        ax.axhline(0, color="0.3", lw=0.8)
-        ax.set_xlabel(f"models, sorted by accuracy on {source}")
-        ax.set_ylabel("gap (source − target) / fraction")
-        ax.legend(fontsize="x-small")
-    fig.suptitle(title)
-    fig.tight_layout()
-    viz.figure(f"matched-evaluation-fig2-{by}")
+viz.figure(
+    "matched-evaluation-paper-fig3", viz.matched_evaluation.fig3_matched_gaps(tables, "label_and_prob")
+)
+viz.figure("matched-evaluation-paper-fig6", viz.matched_evaluation.fig3_matched_gaps(tables, "prob"))
 
 # %% [markdown]
-# ```{glue:figure} matched-evaluation-fig2-label_and_prob
-# :name: fig-matched-evaluation-fig2-label_and_prob
+# ```{glue:figure} matched-evaluation-paper-fig3
+# :name: fig-matched-evaluation-paper-fig3
 #
 # **Figures 3/4 analogs (Algorithm 1: same predicted label and probability).** Layout as in
-# {numref}`fig-matched-evaluation-fig2-prob`.
+# {numref}`fig-matched-evaluation-paper-fig6`.
 # ```
 #
-# ```{glue:figure} matched-evaluation-fig2-prob
-# :name: fig-matched-evaluation-fig2-prob
+# ```{glue:figure} matched-evaluation-paper-fig6
+# :name: fig-matched-evaluation-paper-fig6
 #
 # **Figures 6/7 analogs (Algorithm 2: probability only).** Top: for every model (sorted by source
 # accuracy), accuracy on the full source and target sets (solid) and on the matched subsets (dashed).
 # Bottom: the accuracy gap and the matched gap (bars) and the fraction of target examples left unmatched
-# (black line). On the matched subsets the two sets are compared on examples of equal predicted
-# probability, and the gap shrinks; what remains of the accuracy drop is concentrated in the unmatched
-# targets, the images the model found unlike anything in the source at that confidence.
+# (black line).
 # ```
 
 # %%
-narrower = {
-    t: {
-        by: float((tables[(t, by)].matched_gap.abs() < tables[(t, by)].gap.abs()).mean())
-        for by in matching.METHODS
-    }
-    for t in targets
-}
-summary = pd.DataFrame(
-    {
-        f"{t} / {by}": {
-            "mean accuracy gap (points)": 100 * tables[(t, by)].gap.mean(),
-            "mean matched gap (points)": 100 * tables[(t, by)].matched_gap.mean(),
-            "mean fraction unmatched": tables[(t, by)].fraction_unmatched.mean(),
-            "models with narrower matched gap": narrower[t][by],
-            "largest std of matched gap over runs (points)": 100 * tables[(t, by)].matched_gap_std.max(),
-        }
-        for t in targets
-        for by in matching.METHODS
-    }
-).T
+narrower = study.narrower(tables)
+summary = study.summary(tables)
 viz.table("matched-evaluation-summary", summary.round(3))
 
 # %% [markdown]
@@ -201,143 +178,267 @@ viz.table("matched-evaluation-summary", summary.round(3))
 # largest run-to-run standard deviation of a matched gap.
 # ```
 #
-# In {numref}`tbl-matched-evaluation-summary`, "narrower" means $|\text{matched gap}| < |\text{accuracy gap}|$ (on
-# TopImages the target is the *easier* set and both gaps are negative). The paper's finding — matched gaps
-# are consistently narrower than accuracy gaps — is checked here model by model; the run-to-run standard
-# deviation of the matched gap is small, as the paper reports.
+# In {numref}`tbl-matched-evaluation-summary`, "narrower" means $|\text{matched gap}| < |\text{accuracy gap}|$.
+# The paper finds matched gaps consistently narrower than accuracy gaps (§4.2) and run-to-run standard
+# errors negligible (§4.1). In the world:
 
-# %%
-display(
-    Markdown(
-        "\n".join(
-            f"- `{t}`: the matched gap is narrower for **{narrower[t]['label_and_prob']:.0%}** of models with Algorithm 1 "
-            f"and **{narrower[t]['prob']:.0%}** with Algorithm 2."
-            for t in targets
+# %% tags=["remove-input"]
+R.claim(
+    "narrower-where-the-gap-is-large",
+    "Where the mean accuracy gap exceeds 2 points ({big}), the matched gap is narrower for at least three "
+    "models in four with both algorithms ({shares_large}).",
+    F["n_big"] > 0 and F["min_share_large"] >= 0.75,
+    **F,
+)
+
+# %% tags=["remove-input"]
+# stated only when this run has the sets it is about
+if F["n_small"] and F["n_big"]:
+    display(
+        R.claim(
+            "little-to-narrow-on-small-gaps",
+            "On {small} the mean accuracy gap is only {gaps_small} points in absolute value and the shares are "
+            "lower ({shares_small}): with so small a gap there is little to narrow.",
+            F["n_small"] > 0 and F["min_share_small"] < F["min_share_large"],
+            **F,
         )
     )
+
+# %% tags=["remove-input"]
+R.claim(
+    "algorithm-2-fewer-unmatched",
+    "Algorithm 2 leaves fewer targets unmatched than Algorithm 1 on every second set (mean fractions {fus}).",
+    all(b < a for a, b in zip(F["fu_alg1"], F["fu_alg2"], strict=True)),
+    **F,
 )
+
+# %% tags=["remove-input"]
+R.claim(
+    "run-sd-small",
+    "Over the {n_runs} runs the matched gap of a model varies with a median standard deviation of "
+    "{sd_median:.2f} points (largest {sd_max:.2f}), well below the median narrowing of the gap on {t} "
+    "({shrink:.2f} points).",
+    F["sd_median"] < F["shrink"] / 2,
+    n_runs=n_runs, **F,
+)  # fmt: skip
 
 # %% [markdown]
 # ## A strong and a weak model up close (Figures 5 and 8)
 #
-# For the most and the least accurate model (on the source), one matching run on the first target set:
-# reliability diagrams (accuracy per bin of predicted probability) of the matched source, matched target
-# and unmatched target subsets, and the densities of their predicted probabilities
-# ({numref}`fig-matched-evaluation-fig3`).
+# For the most and the least accurate model (on the source), one matching run (Algorithm 1) on the first
+# target set: reliability diagrams (accuracy per bin of predicted probability) of the matched source, matched
+# target and unmatched target subsets, and the densities of their predicted probabilities
+# ({numref}`fig-matched-evaluation-paper-fig5`). The numbers beside them are means over the {glue:md}`matched-evaluation-n-runs` runs.
 
 # %%
-t0 = targets[0]
-acc_by_model = tables[(t0, "label_and_prob")].acc_source.sort_values()
-picks = {"strong": acc_by_model.index[-1], "weak": acc_by_model.index[0]}
-fig, axes = plt.subplots(2, 2, figsize=(11, 9))
-for col, (kind, name) in enumerate(picks.items()):
-    a, b = pairs[t0][name]
-    if len(b.labels) > len(a.labels):  # the larger set is the source
-        a, b = b, a
-    m = matching.match_predictions(a.predicted, a.confidence, b.predicted, b.confidence, eps=eps, seed=seed)
-    subsets = {
-        "matched source": (a.confidence[m.source_index], a.correct[m.source_index]),
-        "matched target": (b.confidence[m.target_index], b.correct[m.target_index]),
-        "unmatched target": (b.confidence[m.unmatched_target_index], b.correct[m.unmatched_target_index]),
-    }
-    for (label, (conf, ok)), color in zip(subsets.items(), ["C0", "C1", "C3"]):
-        if len(conf):
-            viz.matched_evaluation.reliability_diagram(axes[0, col], conf, ok, label, color=color)
-            axes[1, col].hist(
-                conf,
-                bins=np.linspace(0, 1, 41),
-                density=True,
-                histtype="step",
-                lw=1.6,
-                color=color,
-                label=label,
-            )
-    axes[0, col].set_title(f"{kind} model: {name}")
-    axes[0, col].legend(fontsize="x-small", loc="upper left")
-    axes[1, col].set_xlabel("predicted probability p̂")
-    axes[1, col].set_ylabel("density")
-    axes[1, col].legend(fontsize="x-small", loc="upper left")
-fig.tight_layout()
-viz.figure("matched-evaluation-fig3")
+quant = study.quantisation_table(pairs[t0], eps=eps, eps_small=eps_small, n_runs=min(n_runs, 3), seed=seed)
+picks = study.pick_models(tab0, quant)
+f5 = {
+    kind: study.fig5_subsets(*pairs[t0][picks[kind]], (source, t0), eps=eps, n_runs=n_runs, seed=seed)
+    for kind in ("strong", "weak")
+}
+panels = {kind: (picks[kind], f5[kind]) for kind in f5}
+viz.figure("matched-evaluation-paper-fig5", viz.matched_evaluation.fig5_reliability(panels))
+
+# %% tags=["remove-input"]
+R.number("matched-evaluation-n-runs", n_runs, "{:d}")
+s, wk = f5["strong"], f5["weak"]
+F5 = {
+    "model": picks["strong"], "t": t0, "gap": 100 * s["accuracy_gap"], "mgap": 100 * s["matched_gap"],
+    "ua": 100 * s["unmatched_accuracy"], "nu": s["n_unmatched"], "acc": 100 * tab0.acc_target[picks["strong"]],
+    "cu": s["confidence_unmatched"], "cm": s["confidence_matched_target"], "wm": picks["weak"],
+    "cw": tab0.conf_source[picks["weak"]], "nw": wk["n_unmatched"],
+}  # fmt: skip
+
+# %% tags=["remove-input"]
+R.say(
+    "The paper's ResNeXt-101 on ImageNet against ImageNetV2 (§4.2, Figure 5) has an accuracy gap of 8.6%, a "
+    "matched gap of 3.1%, and 45.54% accuracy on the unmatched targets.",
+    R.claim(
+        "fig5-strong-model-numbers",
+        "The world's strong model, {model}, has an accuracy gap of {gap:.1f} points on {t}, a matched gap of "
+        "{mgap:.1f} points and {ua:.1f}% accuracy on its {nu:.0f} unmatched targets, below its {acc:.1f}% on "
+        "the whole target set: the same pattern.",
+        abs(F5["mgap"]) < abs(F5["gap"]) and F5["ua"] < F5["acc"],
+        **F5,
+    ),
+)
+
+# %% tags=["remove-input"]
+R.claim(
+    "unmatched-less-confident",
+    "The strong model's unmatched targets are much less confident than its matched ones (mean predicted "
+    "probability {cu:.3f} against {cm:.3f}): they sit where the source has no examples left.",
+    F5["cu"] < F5["cm"] - 0.1,
+    **F5,
+)
+
+# %% tags=["remove-input"]
+R.claim(
+    "weak-model-fewer-unmatched",
+    "The weak model, {wm}, leaves fewer targets unmatched than the strong one: {nw:.0f} against {nu:.0f}.",
+    F5["nw"] < F5["nu"],
+    **F5,
+)
+
+# %% tags=["remove-input"]
+R.say(
+    R.claim(
+        "unmatched-not-a-weakness",
+        "Across the zoo the fraction unmatched on {t} (Algorithm 1) does not fall as models get stronger: its "
+        "Spearman correlation with source accuracy is {rho_unmatched:.2f}.",
+        F["rho_unmatched"] > 0,
+        **F,
+    ),
+    "How many targets stay unmatched depends on how densely the source's predicted probabilities cover the "
+    "target's, not on how accurate the model is: a barely confident model crowds its probabilities into a "
+    "narrow range where partners are easy to find.",
+)
 
 # %% [markdown]
-# ```{glue:figure} matched-evaluation-fig3
-# :name: fig-matched-evaluation-fig3
+# ```{glue:figure} matched-evaluation-paper-fig5
+# :name: fig-matched-evaluation-paper-fig5
 #
 # **Figures 5/8 analogs.** Top: reliability diagrams; the dashed diagonal is perfect calibration, marker
-# size shows how many examples a bin holds. Bottom: densities of the predicted probability. By
-# construction the matched source and matched target subsets have (almost) the same distribution of
-# $\hat p$, so their reliability curves can be compared directly. The unmatched targets sit where the
-# source has no examples left — mostly at low predicted probability, where accuracy is low. For the weak
-# model many more targets remain unmatched.
+# size shows how many examples a bin holds. Bottom: densities of the predicted probability. The matched
+# source and matched target subsets have, by construction, predicted probabilities within ε of each other
+# pair by pair, so their reliability curves can be compared directly.
+# ```
+
+# %% [markdown]
+# ## Quantised probabilities defeat matching
+#
+# Matching on $\hat p$ assumes the model's probabilities are continuous. A $k$-nearest-neighbour classifier
+# outputs multiples of $1/k$, a forest of $n$ fully grown trees multiples of $1/n$, and naive Bayes
+# saturates at exactly 1. {numref}`fig-matched-evaluation-quantised` counts the distinct predicted probabilities
+# of each model on the source set and the fraction unmatched at the paper's ε and at a near-zero ε. Models
+# in between, with mostly distinct probabilities that pile up at exactly 1, are called *saturating*.
+
+# %%
+viz.figure(
+    "matched-evaluation-quantised", viz.matched_evaluation.quantised_probabilities(quant, eps, eps_small)
+)
+viz.table("matched-evaluation-quantisation", quant.sort_values("distinct_source").round(3))
+
+# %% tags=["remove-input"]
+R.number("matched-evaluation-eps-small", eps_small, "{:g}")
+FQ = study.quant_facts(quant, eps)
+R.claim(
+    "quantised-models",
+    "{nq} of {n} models have quantised probabilities (fewer distinct values than half the source set's "
+    "examples): {quantised}.",
+    0 < FQ["nq"] < FQ["n"],
+    **FQ,
+)
+
+# %% tags=["remove-input"]
+eps0_claim = R.claim(
+    "eps-zero-continuous-vs-quantised",
+    "At ε = {e:g} the {nc} models with continuous probabilities (at least 99% distinct values) leave at least "
+    "{c_min:.0%} of the targets unmatched, while the {nq} quantised ones still match through exact ties and "
+    "leave at most {q_max:.0%} unmatched; the {ns} saturating models ({saturating}) lie in between.",
+    FQ["nc"] > 0 and FQ["nq"] > 0 and FQ["c_min"] > 0.9 and FQ["q_max"] < 0.5,
+    e=eps_small, **FQ,
+)  # fmt: skip
+display(eps0_claim)
+
+# %% tags=["remove-input"]
+R.claim(
+    "grid-models-ignore-eps",
+    "The probabilities of {grid} lie on grids coarser than 2ε, so a window of ±ε only ever holds exact ties "
+    "and ε = {e:g} matches exactly as ε = {e0:g} does (fractions unmatched {grid_fus}).",
+    FQ["n_grid"] > 0 and FQ["grid_diff"] < 1e-12,
+    e=eps, e0=eps_small, **FQ,
+)  # fmt: skip
+
+# %% [markdown]
+# ```{glue:figure} matched-evaluation-quantised
+# :name: fig-matched-evaluation-quantised
+#
+# **Quantised probabilities.** Fraction of targets unmatched (Algorithm 1) at the paper's ε (circles) and at
+# ε = {glue:md}`matched-evaluation-eps-small` (crosses) against the number of distinct predicted
+# probabilities on the source set; quantised models are named. The table
+# ({numref}`tbl-matched-evaluation-quantisation`) lists the numbers, with `top_share` the share of source
+# examples at a model's most common probability.
+# ```
+#
+# ```{glue:figure} matched-evaluation-quantisation
+# :name: tbl-matched-evaluation-quantisation
+#
+# **Distinct probabilities and matching**, one row per model on the first target set.
 # ```
 
 # %% [markdown]
 # ## How much does ε matter?
 #
-# The paper fixes ε = 0.005. {numref}`fig-matched-evaluation-fig4` sweeps it for the median model.
+# The paper fixes ε = 0.005. {numref}`fig-matched-evaluation-eps-sensitivity` sweeps it for the model with
+# continuous probabilities of median source accuracy (a quantised model would give a flat curve).
 
 # %%
-mid_model = acc_by_model.index[len(acc_by_model) // 2]
-sens = []
-for e in eps_grid:
-    for by in matching.METHODS:
-        a, b = pairs[t0][mid_model]
-        r = matching.matched_accuracy(
-            a.labels, a.probs, b.labels, b.probs, eps=e, by=by, n_runs=max(2, n_runs // 2), seed=seed
-        )
-        sens.append(
-            {
-                "eps": e,
-                "method": by,
-                "matched_gap": r["matched_gap"]["mean"],
-                "gap": r["gap"],
-                "fraction_unmatched": r["fraction_unmatched"]["mean"],
-            }
-        )
-sens = pd.DataFrame(sens)
-fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-for by, g in sens.groupby("method"):
-    axes[0].plot(g.eps, 100 * g.matched_gap, "-o", label=f"matched gap ({by})")
-    axes[1].plot(g.eps, g.fraction_unmatched, "-o", label=by)
-axes[0].axhline(100 * sens.gap.iloc[0], color="0.3", ls="--", label="accuracy gap")
-for ax in axes:
-    ax.set_xscale("log")
-    ax.set_xlabel("ε")
-    ax.legend(fontsize="small")
-axes[0].set_ylabel("points")
-axes[1].set_ylabel("fraction unmatched")
-fig.suptitle(f"{mid_model}, {source} vs {t0}")
-fig.tight_layout()
-viz.figure("matched-evaluation-fig4")
+mid = picks["continuous"]
+sweep = study.eps_sweep(*pairs[t0][mid], eps_grid, n_runs=max(2, n_runs // 2), seed=seed)
+viz.figure(
+    "matched-evaluation-eps-sensitivity", viz.matched_evaluation.eps_sensitivity(sweep, mid, roles[t0])
+)
+
+# %% tags=["remove-input"]
+R.number("matched-evaluation-eps-model", mid, "`{}`")
+FS = study.sweep_facts(sweep, eps)
+R.claim(
+    "eps-fraction-unmatched-falls",
+    "For {model} ({d:,} distinct probabilities), the fraction unmatched with Algorithm 1 falls from {fu0:.3f} "
+    "at ε = {e0:g} to {fu1:.3f} at ε = {e1:g}, never rising as ε grows.",
+    FS["monotone"] and FS["fu0"] > FS["fu1"],
+    model=mid, d=int(quant.distinct_source[mid]), **FS,
+)  # fmt: skip
+
+# %% tags=["remove-input"]
+R.claim(
+    "eps-large-algorithm-2-near-gap",
+    "At ε = {e1:g} Algorithm 2's matched gap ({m1:.2f} points) lies within {d1:.2f} points of the accuracy "
+    "gap ({g:.2f}), closer than at the paper's ε ({m0:.2f} points).",
+    abs(FS["m1"] - FS["g"]) < abs(FS["m0"] - FS["g"]),
+    d1=abs(FS["m1"] - FS["g"]), **FS,
+)  # fmt: skip
 
 # %% [markdown]
-# ```{glue:figure} matched-evaluation-fig4
-# :name: fig-matched-evaluation-fig4
+# ```{glue:figure} matched-evaluation-eps-sensitivity
+# :name: fig-matched-evaluation-eps-sensitivity
 #
-# **Sensitivity to ε** for the median model of the zoo. With a tiny ε many targets find no partner, and
-# the matched gap rests on few pairs; as ε grows almost every target is matched, the matched subsets
-# approach random subsets with the target's label distribution, and the matched gap climbs back towards
-# the plain accuracy gap. ε = 0.005 is a point on this curve, not a natural constant — a reason to report
-# the fraction unmatched beside every matched gap.
+# **Sensitivity to ε** for {glue:md}`matched-evaluation-eps-model`: matched gap (left, the dashed line is the
+# accuracy gap) and fraction unmatched (right) for both algorithms. With a tiny ε the matched gap rests on
+# few pairs; as ε grows, Algorithm 1's matched subsets approach random draws from the source with the
+# target's *predicted*-label mix (Algorithm 2's: any source examples). ε = 0.005 is a point on this curve,
+# not a natural constant — a reason to report the fraction unmatched beside every matched gap.
 # ```
+
+# %% tags=["remove-input"]
+R.number("matched-evaluation-eps0-claim", eps0_claim.inline(), "{}")
+alg2 = next(c for c in R.claims if c.id == "algorithm-2-fewer-unmatched")
+R.number("matched-evaluation-alg2-claim", alg2.inline(), "{}")
+R.number("matched-evaluation-mf-gap", 100 * tab0.gap.mean(), "{:.2f}")
+R.number("matched-evaluation-mf-matched-gap", 100 * tab0.matched_gap.mean(), "{:.2f}")
 
 # %% [markdown]
 # ## Exercises
 #
 # ````{exercise}
 # :label: matched-evaluation-ex-eps
-# What happens to the matched gap and the fraction unmatched as ε → 0 and as ε → 1, and why? Check your
-# answer with `shifteval run matched-evaluation -p eps=0.0005` and `-p eps=0.5`.
+# What happens to the matched gap and the fraction unmatched as ε → 0 and as ε → 1, and why? Does the
+# answer depend on the model? Check it with `shifteval run matched-evaluation -p eps=0.0005` and `-p eps=0.5`,
+# and in {numref}`tbl-matched-evaluation-quantisation`.
 # ````
 #
 # ````{solution} matched-evaluation-ex-eps
 # :class: dropdown
-# As ε → 0 a target needs a source example with *exactly* its predicted probability (and label), so
-# almost every target is unmatched and the matched accuracies rest on a handful of pairs (high
-# variance). As ε → 1 every target matches any unused source example (of its label), so the matched
-# source subset becomes a random sample and the matched gap tends to the accuracy gap restricted to the
-# target's predicted-label mix.
+# It depends on how many distinct probabilities the model produces. With continuous probabilities, as
+# ε → 0 a target needs a source example with *exactly* its predicted probability (and label), so almost
+# every target is unmatched and the matched accuracies rest on a handful of pairs (high variance). With
+# quantised probabilities (kNN, fully grown forests, a saturating naive Bayes) exact ties are common and
+# ε → 0 changes little: {glue:md}`matched-evaluation-eps0-claim` As ε → 1 every target matches any unused
+# source example (of its predicted label for Algorithm 1), so the matched source subset becomes a random
+# sample with the target's predicted-label mix and the matched gap tends to the accuracy gap restricted
+# to that mix.
 # ````
 #
 # ````{exercise}
@@ -349,53 +450,48 @@ viz.figure("matched-evaluation-fig4")
 # ````{solution} matched-evaluation-ex-algorithm2
 # :class: dropdown
 # Without the label condition every target can use any source example in its probability window, so the
-# candidate pool is about K times larger and fewer targets go unmatched. But a confidence of 0.9 on a
-# "cat" and on a "truck" need not mean the same chance of being right: class-conditional calibration differs.
-# When the two sets mix classes differently, Algorithm 2 can pair an easy class in one set with a hard class in
-# the other, and the matched gap then measures the class mix, not the model.
+# candidate pool is about K times larger and fewer targets go unmatched. In this run:
+# {glue:md}`matched-evaluation-alg2-claim` But a confidence of 0.9 on a "cat" and on a "truck" need not mean the same chance of being right:
+# class-conditional calibration differs. When the two sets mix classes differently, Algorithm 2 can pair an
+# easy class in one set with a hard class in the other, and the matched gap then measures the class mix,
+# not the model.
 # ````
 #
 # ````{exercise}
 # :label: matched-evaluation-ex-noise-free
-# Re-run the chapter on a world with less annotation noise (`-p "world={annotators: 100}"`). Does the
-# matched gap still differ from zero? What does that say about what matching removes?
+# Re-run the chapter on a world with less annotation noise (`-p "world={annotators: 100}"`). Compare the
+# mean accuracy gap and matched gap on MatchedFrequency with this run's ({glue:md}`matched-evaluation-mf-gap`
+# and {glue:md}`matched-evaluation-mf-matched-gap` points, Algorithm 1). What does matching remove?
 # ````
 #
 # ````{solution} matched-evaluation-ex-noise-free
 # :class: dropdown
-# With a hundred annotators MatchedFrequency's raw accuracy gap shrinks (the selection bias is smaller),
-# and the matched gap stays close to zero. Matching on the model's own confidence removes the part of the gap
-# explained by *which* examples each set contains (their difficulty for that model); what is left would be a
-# change in the model's behaviour at equal confidence — which a replication of the same distribution should
-# not produce.
+# More annotators make the selection frequencies less noisy, so MatchedFrequency's selection bias (the
+# replication-world chapter) should shrink, and with it the raw accuracy gap; compare your run's numbers with
+# the ones above rather than taking this on trust. Matching on the model's own confidence removes the part
+# of the gap explained by *which* examples each set contains (their difficulty for that model); what is
+# left would be a change in the model's behaviour at equal confidence — which a replication of the same
+# distribution should not produce.
 # ````
 
 # %%
-record = results.record(
-    results_path,
-    {
-        "data": data_label,
-        "source": source,
-        "targets": targets,
-        "eps": eps,
-        "n_runs": n_runs,
-        "fraction_models_gap_narrower": narrower,
-        "per_model": {
-            t: {
-                by: {
-                    name: {
-                        "gap": row.gap,
-                        "matched_gap": row.matched_gap,
-                        "fraction_unmatched": row.fraction_unmatched,
-                    }
-                    for name, row in tables[(t, by)].iterrows()
-                }
-                for by in matching.METHODS
-            }
-            for t in targets
-        },
-        "summary": summary.reset_index(names="setting").to_dict(orient="records"),
-        "eps_sensitivity": {"model": mid_model, "target": t0, "rows": sens.to_dict(orient="records")},
-    },
-)
-print(narrower)
+per_model = {
+    t: {by: tables[(t, by)][["gap", "matched_gap", "fraction_unmatched"]].to_dict(orient="index") for by in ("label_and_prob", "prob")}
+    for t in targets
+}  # fmt: skip
+R.record({
+    "data": data_label, "source": source, "targets": targets, "eps": eps, "n_runs": n_runs, "roles": roles,
+    "set_sizes": sizes, "fraction_models_gap_narrower": narrower, "per_model": per_model,
+    "summary": summary.reset_index(names="setting").to_dict(orient="records"),
+    "quantisation": quant.to_dict(orient="index"),
+})  # fmt: skip
+
+# %%
+a1 = sweep[sweep.method == "label_and_prob"].sort_values("eps")
+eps_record = {"model": mid, "target": t0, "distinct_probabilities": int(quant.distinct_source[mid])}
+eps_record |= {k: a1[k].tolist() for k in ("eps", "matched_gap", "fraction_unmatched")}
+R.record({
+    "eps_sweep": {**eps_record, "rows": sweep.to_dict(orient="records")},
+    "unmatched_accuracy": f5["strong"]["unmatched_accuracy"],
+    "fig5": {kind: {"model": picks[kind], **{k: v for k, v in f5[kind].items() if k != "subsets"}} for kind in f5},
+})  # fmt: skip

@@ -49,7 +49,7 @@ def test_invariants(sets, eps, by, seed):
         assert np.all(src_pred[s] == tgt_pred[t])
     # every unmatched target truly had no unused candidate when its turn came (replayed in order)
     used_before = np.zeros(len(src_pred), dtype=bool)
-    pair = dict(zip(t.tolist(), s.tolist()))
+    pair = dict(zip(t.tolist(), s.tolist(), strict=True))
     for ti in range(len(tgt_pred)):
         if ti in pair:
             assert _candidates(src_pred, src_conf, tgt_pred[ti], tgt_conf[ti], ~used_before, eps, by)[
@@ -155,29 +155,161 @@ def _probs(pred, conf, k=3):
     return p
 
 
-def test_matched_accuracy_statistics_and_roles():
-    rng = np.random.default_rng(0)
-    n_src, n_tgt = 400, 300
-    src_pred, tgt_pred = rng.integers(0, 3, n_src), rng.integers(0, 3, n_tgt)
-    src_conf, tgt_conf = rng.uniform(0.4, 1, n_src), rng.uniform(0.4, 1, n_tgt)
-    src_labels = np.where(rng.random(n_src) < src_conf, src_pred, (src_pred + 1) % 3)
-    tgt_labels = np.where(rng.random(n_tgt) < tgt_conf - 0.2, tgt_pred, (tgt_pred + 1) % 3)
-    out = matching.matched_accuracy(
-        src_labels, _probs(src_pred, src_conf), tgt_labels, _probs(tgt_pred, tgt_conf), eps=0.01, n_runs=5
+# A hand-worked example (K = 3, ε = 0.005). Each target has at most one candidate, so the matching is
+# deterministic and every statistic can be computed by hand.
+#   source (5): predicted 0 1 2 0 2 with p̂ 0.9 0.6? -- see the arrays below; correct T F T F T -> 0.6
+#   target (4): correct T T F F -> 0.5; gap 0.6 - 0.5 = 0.1
+# Algorithm 1: t0 (label 0, 0.601) -> s1 (0, 0.600); t1 (1, 0.80) -> s2 (1, 0.80); t2 (2, 0.95) and
+#   t3 (1, 0.90) have no candidate. Matched source s1, s2: F T -> 0.5; matched target t0, t1: T T -> 1.0;
+#   matched gap -0.5; fraction unmatched 2/4; accuracy on the unmatched targets (t2, t3: F F) 0.
+# Algorithm 2: additionally t3 (0.90) -> s0 (0.90). Matched source F T T -> 2/3; matched target
+#   T T F -> 2/3; matched gap 0; fraction unmatched 1/4; accuracy on the unmatched target (t2) 0.
+HAND_SRC = dict(pred=[0, 0, 1, 2, 2], conf=[0.9, 0.6, 0.8, 0.5, 0.4], labels=[0, 1, 1, 0, 2])
+HAND_TGT = dict(pred=[0, 1, 2, 1], conf=[0.601, 0.8, 0.95, 0.9], labels=[0, 1, 0, 2])
+HAND = {
+    "label_and_prob": {"ms": 0.5, "mt": 1.0, "gap": -0.5, "fu": 0.5, "au": 0.0, "pairs": [(1, 0), (2, 1)]},
+    "prob": {"ms": 2 / 3, "mt": 2 / 3, "gap": 0.0, "fu": 0.25, "au": 0.0, "pairs": [(1, 0), (2, 1), (0, 3)]},
+}
+
+
+def _hand(d):
+    return np.array(d["labels"]), _probs(np.array(d["pred"]), np.array(d["conf"]))
+
+
+@pytest.mark.parametrize("by", matching.METHODS)
+def test_matched_accuracy_against_hand_computed_values(by):
+    want = HAND[by]
+    m = matching.match_predictions(
+        HAND_SRC["pred"], HAND_SRC["conf"], HAND_TGT["pred"], HAND_TGT["conf"], by=by
     )
-    assert out["roles"] == {"source": "src", "target": "tgt"}
-    assert out["accuracy"]["source"] == pytest.approx((src_labels == src_pred).mean())
-    assert out["gap"] == pytest.approx(out["accuracy"]["source"] - out["accuracy"]["target"])
-    assert out["matched_gap"]["mean"] == pytest.approx(
-        out["matched_accuracy_source"]["mean"] - out["matched_accuracy_target"]["mean"]
+    assert list(zip(m.source_index.tolist(), m.target_index.tolist(), strict=True)) == want["pairs"]
+    out = matching.matched_accuracy(*_hand(HAND_SRC), *_hand(HAND_TGT), eps=0.005, by=by, n_runs=3)
+    assert out["roles"] == {"source": "first", "target": "second"}
+    assert out["set_sizes"] == {"source": 5, "target": 4}
+    assert out["accuracy"] == {"source": pytest.approx(0.6), "target": pytest.approx(0.5)}
+    assert out["gap"] == pytest.approx(0.1)
+    assert out["matched_accuracy_source"]["mean"] == pytest.approx(want["ms"])
+    assert out["matched_accuracy_target"]["mean"] == pytest.approx(want["mt"])
+    assert out["matched_gap"] == {"mean": pytest.approx(want["gap"]), "std": 0.0}
+    assert out["fraction_unmatched"]["mean"] == pytest.approx(want["fu"])
+    assert out["accuracy_unmatched_target"]["mean"] == pytest.approx(want["au"])
+    assert out["mean_confidence"]["unmatched_target"]["mean"] == pytest.approx(
+        0.95 if by == "prob" else 0.925
     )
-    assert 0 <= out["fraction_unmatched"]["mean"] <= 1 and out["n_runs"] == 5
-    # the smaller first set becomes the target: roles swap
-    swapped = matching.matched_accuracy(
-        tgt_labels, _probs(tgt_pred, tgt_conf), src_labels, _probs(src_pred, src_conf), eps=0.01, n_runs=2
+
+
+def test_role_swap_when_the_second_set_is_larger():
+    """The larger set is the source even when passed second; statistics follow the roles, not the order."""
+    out = matching.matched_accuracy(*_hand(HAND_TGT), *_hand(HAND_SRC), eps=0.005, n_runs=2)
+    assert out["roles"] == {"source": "second", "target": "first"}
+    assert out["set_sizes"] == {"source": 5, "target": 4}
+    assert out["accuracy"]["source"] == pytest.approx(0.6) and out["gap"] == pytest.approx(0.1)
+    assert out["matched_gap"]["mean"] == pytest.approx(-0.5)
+    assert matching.role_names(out["roles"], "cifar10.1", "cinic10") == {
+        "source": "cinic10",
+        "target": "cifar10.1",
+    }
+
+
+def test_tie_rule_equal_sizes_keep_the_first_set_as_source():
+    labels, probs = _hand(HAND_TGT)
+    other_labels, other_probs = labels.copy(), probs[[1, 0, 3, 2]]
+    other_labels[:] = [1, 0, 2, 0]
+    out = matching.matched_accuracy(labels, probs, other_labels, other_probs, n_runs=1)
+    assert out["roles"] == {"source": "first", "target": "second"}
+    assert out["accuracy"]["source"] == pytest.approx(0.5)
+    back = matching.matched_accuracy(other_labels, other_probs, labels, probs, n_runs=1)
+    assert back["roles"] == {"source": "first", "target": "second"}
+    assert back["accuracy"]["source"] == pytest.approx((other_labels == other_probs.argmax(1)).mean())
+
+
+def test_role_names_rejects_bad_roles():
+    with pytest.raises(ValueError, match="roles must map source and target"):
+        matching.role_names({"source": "src", "target": "tgt"}, "a", "b")
+
+
+def _store_pair(name, first, second):
+    from shifteval.zoo.store import Predictions
+
+    return (
+        Predictions(name, "small", *_hand(first), {}),
+        Predictions(name, "large", *_hand(second), {}),
     )
-    assert swapped["roles"] == {"source": "tgt", "target": "src"}
-    assert swapped["accuracy"]["source"] == pytest.approx(out["accuracy"]["source"])
+
+
+def test_table_study_and_figures_name_the_roles_when_the_second_set_is_larger():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from shifteval import matching_study as study
+    from shifteval.viz import matched_evaluation as vm
+
+    pairs = {"m": _store_pair("m", HAND_TGT, HAND_SRC)}
+    tables = study.evaluate({"large": pairs}, "small", n_runs=2)
+    tab = tables[("large", "label_and_prob")]
+    assert study.roles(tab) == {"source": "large", "target": "small"}
+    assert tab.loc["m", "acc_source"] == pytest.approx(0.6) and tab.loc["m", "n_source"] == 5
+    fig = vm.fig3_matched_gaps(tables, "label_and_prob")
+    top, bottom = fig.axes[0], fig.axes[1]
+    labels = [line.get_label() for line in top.get_lines()]
+    assert labels[:2] == ["accuracy, large", "accuracy, small"]
+    assert top.get_title() == "large (source) vs small (target)"
+    assert bottom.get_ylabel().startswith("gap (large − small)")
+    f5 = study.fig5_subsets(*pairs["m"], ("small", "large"), n_runs=2)
+    assert f5["roles"] == {"source": "large", "target": "small"}
+    assert [len(c) for c, _ in f5["subsets"].values()] == [2, 2, 2]
+    assert f5["unmatched_accuracy"] == 0.0 and f5["accuracy_gap"] == pytest.approx(0.1)
+    fig5 = vm.fig5_reliability({"strong": ("m", f5)})
+    assert "matched source (large)" in [t.get_text() for t in fig5.axes[0].get_legend().get_texts()][0]
+
+
+def _grid_predictions(name, rng, n, k, grid):
+    """Predictions whose max probability lies on a grid of multiples of 1/grid (as k-NN with grid neighbours)."""
+    from shifteval.zoo.store import Predictions
+
+    pred = rng.integers(0, k, n)
+    conf = rng.integers(int(np.ceil(grid / k)) + 1, grid + 1, n) / grid if grid else rng.uniform(0.3, 1, n)
+    labels = np.where(rng.random(n) < conf, pred, (pred + 1) % k)
+    return Predictions(name, "d", labels, _probs(pred, conf, k), {})
+
+
+def test_eps_does_nothing_below_the_grid_of_quantised_probabilities():
+    """Probabilities on a 0.1 grid: ε = 1e-6 matches exactly as ε = 0.005 does (exact ties); continuous ones
+    leave (almost) every target unmatched at ε = 1e-6."""
+    from shifteval import matching_study as study
+
+    rng = np.random.default_rng(1)
+    pairs = {
+        "knn_10": (
+            _grid_predictions("knn_10", rng, 1000, 3, 10),
+            _grid_predictions("knn_10", rng, 200, 3, 10),
+        ),
+        "smooth": (_grid_predictions("smooth", rng, 1000, 3, 0), _grid_predictions("smooth", rng, 200, 3, 0)),
+    }
+    q = study.quantisation_table(pairs, eps=0.005, eps_small=1e-6, n_runs=2)
+    knn, smooth = q.loc["knn_10"], q.loc["smooth"]
+    assert knn.kind == "quantised" and smooth.kind == "continuous"
+    assert knn.distinct_source == 6 and knn.min_spacing  # p̂ in {0.5, 0.6, ..., 1.0} == pytest.approx(0.1)
+    assert knn.fraction_unmatched_small == knn.fraction_unmatched < 0.05
+    assert knn.matched_gap_small == knn.matched_gap
+    assert smooth.fraction_unmatched < 0.2 and smooth.fraction_unmatched_small > 0.95
+    sweep = study.eps_sweep(
+        *pairs["knn_10"], [1e-6, 0.001, 0.005, 0.04], methods=("label_and_prob",), n_runs=2
+    )
+    assert sweep.fraction_unmatched.nunique() == 1 and sweep.matched_gap.nunique() == 1
+
+
+def test_distinct_probabilities_and_model_picks():
+    from shifteval import matching_study as study
+
+    assert study.distinct_probabilities(np.array([[0.5, 0.5], [0.5, 0.5], [0.9, 0.1]])) == 2
+    with pytest.raises(ValueError, match="non-empty"):
+        study.distinct_probabilities(np.zeros((0, 3)))
+    import pandas as pd
+
+    table = pd.DataFrame({"acc_source": [0.7, 0.9, 0.5, 0.8]}, index=["a", "b", "c", "d"])
+    quant = pd.DataFrame({"kind": ["continuous", "quantised", "continuous", "continuous"]}, index=table.index)
+    assert study.pick_models(table, quant) == {"strong": "b", "weak": "c", "continuous": "a"}
 
 
 def test_matched_accuracy_bad_input():

@@ -49,6 +49,7 @@ class MatchResult:
 
     @property
     def fraction_unmatched(self) -> float:
+        """Share of the targets without a partner."""
         n = len(self.target_index) + len(self.unmatched_target_index)
         return len(self.unmatched_target_index) / n
 
@@ -266,7 +267,9 @@ def matched_accuracy(
 ) -> dict:
     """Accuracy and matched accuracy of one model on two test sets (Anzaku et al., §4.1).
 
-    The larger set plays the source, as in the paper (ties: the first set); the result says which.
+    The larger set plays the source, as in the paper (ties: the first set); ``roles`` says which. When
+    the second set is the larger one the roles swap: ``accuracy["source"]`` is then the second set's
+    accuracy and every gap is (second − first).
 
     Parameters
     ----------
@@ -284,7 +287,8 @@ def matched_accuracy(
     Returns
     -------
     dict
-        ``roles`` ({"source": "src"|"tgt", "target": ...}), ``accuracy`` of each full set, the accuracy
+        ``roles`` ({"source": "first"|"second", "target": "second"|"first"}: which argument plays
+        which role), ``accuracy`` of each full set by role, the accuracy
         ``gap`` (source − target), and, each as ``{"mean", "std"}`` over runs: ``matched_accuracy_source``,
         ``matched_accuracy_target``, ``matched_gap``, ``fraction_unmatched``,
         ``accuracy_unmatched_target`` (``None`` when every target matched), and ``mean_confidence`` of the
@@ -322,7 +326,8 @@ def matched_accuracy(
         runs["cu"].append(b_conf[um].mean() if len(um) else np.nan)
     acc_a, acc_b = float(a_ok.mean()), float(b_ok.mean())
     return {
-        "roles": {"source": "tgt" if swap else "src", "target": "src" if swap else "tgt"},
+        "roles": {"source": "second" if swap else "first", "target": "first" if swap else "second"},
+        "set_sizes": {"source": len(a_labels), "target": len(b_labels)},
         "method": by,
         "eps": float(eps),
         "n_runs": int(n_runs),
@@ -343,7 +348,23 @@ def matched_accuracy(
     }
 
 
-def matched_table(pairs: dict, *, eps=0.005, by="label_and_prob", n_runs=10, seed=0):
+def role_names(roles: dict, first: str, second: str) -> dict:
+    """The dataset names playing source and target, from a ``roles`` entry of :func:`matched_accuracy`.
+
+    Examples
+    --------
+    >>> role_names({"source": "second", "target": "first"}, "cifar10.1", "cinic10")
+    {'source': 'cinic10', 'target': 'cifar10.1'}
+    """
+    names = {"first": first, "second": second}
+    if set(roles) != {"source", "target"} or {roles["source"], roles["target"]} != set(names):
+        raise ValueError(f"roles must map source and target to 'first' and 'second', got {roles!r}")
+    return {role: names[which] for role, which in roles.items()}
+
+
+def matched_table(
+    pairs: dict, *, eps=0.005, by="label_and_prob", n_runs=10, seed=0, names=("first", "second")
+):
     """:func:`matched_accuracy` for many models; one row per model (a pandas DataFrame).
 
     Parameters
@@ -351,13 +372,17 @@ def matched_table(pairs: dict, *, eps=0.005, by="label_and_prob", n_runs=10, see
     pairs : dict of str -> (Predictions, Predictions)
         For each model, its predictions on the first (usually the original) and the second set, as
         read from a prediction store (:class:`shifteval.zoo.store.Predictions`).
+    names : (str, str)
+        Names of the first and the second set; the columns ``source_set`` and ``target_set`` say which
+        plays which role (the larger set is the source, so the roles swap when the second is larger).
 
     Returns
     -------
     pandas.DataFrame
         Columns ``acc_source, acc_target, gap, matched_acc_source, matched_acc_target, matched_gap,
         matched_gap_std, fraction_unmatched, acc_unmatched_target, conf_source, conf_target,
-        source_role`` (means over runs where a statistic varies between runs).
+        source_role, source_set, target_set, n_source, n_target`` (means over runs where a statistic
+        varies between runs; gaps are source − target).
     """
     import pandas as pd
 
@@ -379,5 +404,9 @@ def matched_table(pairs: dict, *, eps=0.005, by="label_and_prob", n_runs=10, see
             "conf_source": r["mean_confidence"]["source"],
             "conf_target": r["mean_confidence"]["target"],
             "source_role": r["roles"]["source"],
+            "source_set": role_names(r["roles"], *names)["source"],
+            "target_set": role_names(r["roles"], *names)["target"],
+            "n_source": r["set_sizes"]["source"],
+            "n_target": r["set_sizes"]["target"],
         }
     return pd.DataFrame(rows).T.infer_objects()

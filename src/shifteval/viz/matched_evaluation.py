@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 
@@ -25,3 +26,155 @@ def reliability_diagram(ax, confidence, correct, label: str, bins: int = 10, col
     ax.set_xlabel("predicted probability p̂")
     ax.set_ylabel("accuracy")
     return ax
+
+
+def _source_target(pair):
+    """The two predictions of a model in (source, target) role order (the larger set is the source)."""
+    a, b = pair
+    return (b, a) if len(b.labels) > len(a.labels) else (a, b)
+
+
+def fig1_accuracy_confidence(pairs_by_target: dict, tables: dict):
+    """Figure 1: each model's accuracy against its mean predicted probability on both sets.
+
+    Parameters
+    ----------
+    pairs_by_target : dict
+        ``{second set: {model: (first, second)}}``.
+    tables : dict
+        :func:`shifteval.matching_study.evaluate` output (names the roles).
+    """
+    from ..matching_study import roles
+
+    targets = list(pairs_by_target)
+    fig, axes = plt.subplots(1, len(targets), figsize=(5 * len(targets), 4.6), squeeze=False)
+    for ax, t in zip(axes[0], targets, strict=True):
+        r = roles(tables[(t, "label_and_prob")])
+        pts = np.array([
+            [[p.confidence.mean(), p.accuracy] for p in _source_target(pair)] for pair in pairs_by_target[t].values()
+        ])  # fmt: skip
+        src, tgt = pts[:, 0], pts[:, 1]
+        ax.plot(src[:, 0], src[:, 1], "o", ms=4, label=f"{r['source']} (source)")
+        ax.plot(tgt[:, 0], tgt[:, 1], "s", ms=4, label=f"{r['target']} (target)")
+        for a, b in zip(src, tgt, strict=True):
+            ax.plot([a[0], b[0]], [a[1], b[1]], color="0.7", lw=0.6, zorder=0)
+        lo = min(src.min(), tgt.min()) - 0.03
+        ax.plot([lo, 1], [lo, 1], ls="--", color="0.4", lw=1)
+        ax.set_xlabel("mean predicted probability")
+        ax.set_ylabel("accuracy")
+        ax.set_title(f"{r['source']} vs {r['target']}")
+        ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def fig3_matched_gaps(tables: dict, by: str = "label_and_prob"):
+    """Figures 3/4 (Algorithm 1) and 6/7 (Algorithm 2): accuracy, matched accuracy and gaps per model.
+
+    Top row: accuracy on the full sets (solid) and on the matched subsets (dashed), models sorted by
+    source accuracy; bottom row: accuracy gap and matched gap (bars, source − target) and the fraction
+    unmatched (line). Set names come from the tables' roles, so a larger second set is labelled as the
+    source.
+    """
+    from ..matching_study import roles
+
+    targets = [t for (t, b) in tables if b == by]
+    fig, axes = plt.subplots(2, len(targets), figsize=(5 * len(targets), 8), squeeze=False)
+    for col, t in enumerate(targets):
+        tab = tables[(t, by)].sort_values("acc_source")
+        r = roles(tab)
+        x = np.arange(len(tab))
+        ax = axes[0, col]
+        ax.plot(x, tab.acc_source, "-o", ms=3, label=f"accuracy, {r['source']}")
+        ax.plot(x, tab.acc_target, "-s", ms=3, label=f"accuracy, {r['target']}")
+        ax.plot(x, tab.matched_acc_source, "--o", ms=3, mfc="none", label=f"matched accuracy, {r['source']}")
+        ax.plot(x, tab.matched_acc_target, "--s", ms=3, mfc="none", label=f"matched accuracy, {r['target']}")
+        ax.set_title(f"{r['source']} (source) vs {r['target']} (target)")
+        ax.set_ylabel("accuracy")
+        ax.legend(fontsize="x-small")
+        ax = axes[1, col]
+        ax.bar(x - 0.2, tab.gap, 0.4, label="accuracy gap")
+        ax.bar(x + 0.2, tab.matched_gap, 0.4, label="matched gap")
+        ax.plot(x, tab.fraction_unmatched, "k.-", lw=0.8, label="fraction unmatched")
+        ax.axhline(0, color="0.3", lw=0.8)
+        ax.set_xlabel(f"models, sorted by accuracy on {r['source']}")
+        ax.set_ylabel(f"gap ({r['source']} − {r['target']}) / fraction")
+        ax.legend(fontsize="x-small")
+    title = {
+        "label_and_prob": "Algorithm 1: same label and probability",
+        "prob": "Algorithm 2: probability only",
+    }
+    fig.suptitle(title.get(by, by))
+    fig.tight_layout()
+    return fig
+
+
+def fig5_reliability(panels: dict):
+    """Figures 5 and 8: reliability diagrams and densities of p̂ of the matched and unmatched subsets.
+
+    Parameters
+    ----------
+    panels : dict of str -> (str, dict)
+        Column title (e.g. ``"strong"``) → (model name, :func:`shifteval.matching_study.fig5_subsets`).
+    """
+    fig, axes = plt.subplots(2, len(panels), figsize=(5.5 * len(panels), 9), squeeze=False)
+    for col, (kind, (name, f5)) in enumerate(panels.items()):
+        for (label, (conf, ok)), color in zip(f5["subsets"].items(), ["C0", "C1", "C3"], strict=True):
+            set_name = f5["roles"]["source" if label.endswith("source") else "target"]
+            text = f"{label} ({set_name})"
+            if len(conf):
+                reliability_diagram(axes[0, col], conf, ok, text, color=color)
+                axes[1, col].hist(
+                    conf,
+                    bins=np.linspace(0, 1, 41),
+                    density=True,
+                    histtype="step",
+                    lw=1.6,
+                    color=color,
+                    label=text,
+                )
+        axes[0, col].set_title(f"{kind} model: {name}")
+        axes[0, col].legend(fontsize="x-small", loc="upper left")
+        axes[1, col].set_xlabel("predicted probability p̂")
+        axes[1, col].set_ylabel("density")
+        axes[1, col].legend(fontsize="x-small", loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def eps_sensitivity(sweep, model: str, names: dict):
+    """Matched gap and fraction unmatched against ε (log axis) for one model, both algorithms."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for by, g in sweep.groupby("method"):
+        axes[0].plot(g.eps, 100 * g.matched_gap, "-o", label=f"matched gap ({by})")
+        axes[1].plot(g.eps, g.fraction_unmatched, "-o", label=by)
+    axes[0].axhline(100 * sweep.gap.iloc[0], color="0.3", ls="--", label="accuracy gap")
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.set_xlabel("ε")
+        ax.legend(fontsize="small")
+    axes[0].set_ylabel(f"points ({names['source']} − {names['target']})")
+    axes[1].set_ylabel("fraction unmatched")
+    fig.suptitle(f"{model}, {names['source']} (source) vs {names['target']} (target)")
+    fig.tight_layout()
+    return fig
+
+
+def quantised_probabilities(quant, eps: float, eps_small: float):
+    """Fraction unmatched at ε and at a near-zero ε against the number of distinct probabilities."""
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    x = quant.distinct_source.astype(float)
+    ax.plot(x, quant.fraction_unmatched, "o", color="0.4", label=f"ε = {eps:g}")
+    for (kind, g), marker in zip(quant.groupby("kind"), "x+*", strict=False):
+        ax.plot(g.distinct_source.astype(float), g.fraction_unmatched_small, marker, ms=8,
+                label=f"ε = {eps_small:g}, {kind}")  # fmt: skip
+    for name, row in quant.iterrows():
+        if row.kind != "continuous":
+            ax.annotate(name, (row.distinct_source, row.fraction_unmatched_small), fontsize=7, xytext=(3, 3),
+                        textcoords="offset points")  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_xlabel("distinct predicted probabilities on the source set")
+    ax.set_ylabel("fraction unmatched")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig

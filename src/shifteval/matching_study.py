@@ -1,0 +1,423 @@
+"""The matched-evaluation experiments: zoo-wide tables, the ε sweep, quantised probabilities, Figure 5.
+
+Anzaku, Wang, Van Messem & De Neve evaluate every model on a pair of test sets with Algorithms 1 and 2
+(§4.1: ε = 0.005, 10 runs, the fraction unmatched beside every matched gap) and look closely at one
+strong model (Figure 5: accuracy gap 8.6%, matched gap 3.1%, accuracy 45.54% on the unmatched targets).
+The functions here run those experiments on a prediction store (:mod:`shifteval.zoo.store`) so that the
+chapter only calls them; the algorithms themselves are in :mod:`shifteval.matching`.
+
+Matching on the predicted probability assumes the probabilities are continuous. A k-nearest-neighbour
+classifier outputs multiples of 1/k, a random forest of n trees multiples of 1/n (with pure leaves),
+and naive Bayes saturates at exactly 1.0: with few distinct values, a window of ±ε holds whole blocks
+of tied examples whatever ε is, so ε → 0 does not leave targets unmatched and the matched subsets are
+random draws within a tie block. :func:`distinct_probabilities` and :func:`quantisation_table` measure
+this.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+from scipy import stats
+
+from .matching import METHODS, match_predictions, matched_accuracy, matched_table, role_names
+
+#: A model's probabilities count as continuous when at least this share of its predicted probabilities
+#: on the source set are distinct values, and as quantised below ``QUANTISED_SHARE``; in between they
+#: are mostly distinct but pile up at a few values (typically exactly 1.0: saturating).
+CONTINUOUS_SHARE = 0.99
+QUANTISED_SHARE = 0.5
+
+
+def distinct_probabilities(probs: ArrayLike) -> int:
+    """Number of distinct predicted probabilities (max softmax outputs) of a model on a set.
+
+    Parameters
+    ----------
+    probs : array_like of float, shape (N, K)
+        Softmax probabilities.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> distinct_probabilities([[0.2, 0.8], [0.8, 0.2], [0.4, 0.6]])
+    2
+    """
+    probs = np.asarray(probs)
+    if probs.ndim != 2 or len(probs) == 0:
+        raise ValueError(f"probs must be a non-empty (N, K) array, got shape {probs.shape}")
+    return int(np.unique(probs.max(axis=1)).size)
+
+
+def _check_targets(pairs_by_target: dict) -> None:
+    if not pairs_by_target or not all(pairs_by_target.values()):
+        raise ValueError("pairs_by_target must map at least one target set to a non-empty {model: pair} dict")
+
+
+def evaluate(pairs_by_target: dict, first: str, *, eps=0.005, n_runs=10, seed=0, methods=METHODS) -> dict:
+    """Accuracy, matched accuracy and fraction unmatched of every model, per target set and algorithm.
+
+    Parameters
+    ----------
+    pairs_by_target : dict of str -> dict of str -> (Predictions, Predictions)
+        For each second set, ``{model: (predictions on first, predictions on second)}``
+        (:meth:`shifteval.zoo.PredictionStore.pairs`).
+    first : str
+        Name of the first set (the source unless the second set is larger).
+    eps, n_runs, seed :
+        As in :func:`shifteval.matching.matched_accuracy` (the paper: 0.005 and 10, §4.1).
+    methods : sequence of {"label_and_prob", "prob"}
+        Algorithm 1 and/or Algorithm 2.
+
+    Returns
+    -------
+    dict of (str, str) -> pandas.DataFrame
+        ``(second set, method)`` → :func:`shifteval.matching.matched_table` (columns ``source_set`` and
+        ``target_set`` name the roles).
+    """
+    _check_targets(pairs_by_target)
+    return {
+        (t, by): matched_table(pairs, eps=eps, by=by, n_runs=n_runs, seed=seed, names=(first, t))
+        for t, pairs in pairs_by_target.items()
+        for by in methods
+    }
+
+
+def roles(table: pd.DataFrame) -> dict:
+    """The set names playing source and target in a :func:`evaluate` table.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One ``(second set, method)`` table of :func:`evaluate`.
+
+    Returns
+    -------
+    dict
+        ``{"source": name, "target": name}``.
+
+    Raises
+    ------
+    ValueError
+        When models disagree (their two sets have different sizes).
+    """
+    found = table[["source_set", "target_set"]].drop_duplicates()
+    if len(found) != 1:
+        raise ValueError(f"models disagree on the roles of the two sets: {found.to_dict(orient='records')}")
+    return {"source": found.source_set.iloc[0], "target": found.target_set.iloc[0]}
+
+
+def narrower(tables: dict) -> dict:
+    """Share of models whose matched gap is narrower than the accuracy gap (|matched gap| < |gap|).
+
+    Parameters
+    ----------
+    tables : dict
+        :func:`evaluate` output.
+
+    Returns
+    -------
+    dict
+        ``{second set: {method: share}}``.
+    """
+    out: dict = {}
+    for (t, by), tab in tables.items():
+        out.setdefault(t, {})[by] = float((tab.matched_gap.abs() < tab.gap.abs()).mean())
+    return out
+
+
+def summary(tables: dict) -> pd.DataFrame:
+    """The chapter's summary table: one row per (second set, method).
+
+    Parameters
+    ----------
+    tables : dict
+        :func:`evaluate` output.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Role names, mean accuracy gap and matched gap (points), mean fraction unmatched, share of models
+        with a narrower matched gap, and the largest run-to-run SD of a matched gap (points).
+    """
+    share = narrower(tables)
+    rows = {}
+    for (t, by), tab in tables.items():
+        r = roles(tab)
+        rows[f"{t} / {by}"] = {
+            "source": r["source"],
+            "target": r["target"],
+            "mean accuracy gap (points)": 100 * tab.gap.mean(),
+            "mean matched gap (points)": 100 * tab.matched_gap.mean(),
+            "mean fraction unmatched": tab.fraction_unmatched.mean(),
+            "models with narrower matched gap": share[t][by],
+            "largest std of matched gap over runs (points)": 100 * tab.matched_gap_std.max(),
+        }
+    return pd.DataFrame(rows).T.infer_objects()
+
+
+def quantisation_table(pairs: dict, *, eps=0.005, eps_small=1e-6, n_runs=3, seed=0, by="label_and_prob"):
+    """How quantised probabilities change matching, model by model.
+
+    Parameters
+    ----------
+    pairs : dict of str -> (Predictions, Predictions)
+        One target set's pairs (see :func:`evaluate`).
+    eps : float
+        The working ε (the paper's 0.005).
+    eps_small : float
+        A near-zero ε: with continuous probabilities almost every target is then unmatched; with
+        quantised probabilities exact ties still match.
+    n_runs, seed, by :
+        As in :func:`shifteval.matching.matched_accuracy`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per model: ``distinct_source``, ``distinct_target`` (distinct predicted probabilities),
+        ``distinct_share`` (``distinct_source`` over the source size), ``kind`` (``"continuous"``,
+        ``"saturating"`` or ``"quantised"``, see :data:`CONTINUOUS_SHARE`), ``top_share`` (share of source examples at their most
+        common probability), ``min_spacing`` (smallest difference between distinct probabilities of
+        the two sets together; above 2ε a window only holds exact ties), ``gap``, ``matched_gap``, ``fraction_unmatched`` at ``eps`` and
+        ``fraction_unmatched_small``, ``matched_gap_small`` at ``eps_small``.
+    """
+    rows = {}
+    for name, (a, b) in pairs.items():
+        src, tgt = (b, a) if len(b.labels) > len(a.labels) else (a, b)
+        kw = dict(by=by, n_runs=n_runs, seed=seed)
+        r = matched_accuracy(a.labels, a.probs, b.labels, b.probs, eps=eps, **kw)
+        r0 = matched_accuracy(a.labels, a.probs, b.labels, b.probs, eps=eps_small, **kw)
+        _, counts = np.unique(src.confidence, return_counts=True)
+        both = np.unique(np.concatenate([src.confidence, tgt.confidence]).astype(np.float64))
+        n_distinct = distinct_probabilities(src.probs)
+        rows[name] = {
+            "distinct_source": n_distinct,
+            "distinct_target": distinct_probabilities(tgt.probs),
+            "distinct_share": n_distinct / len(src.labels),
+            "kind": _kind(n_distinct / len(src.labels)),
+            "top_share": counts.max() / len(src.labels),
+            "min_spacing": float(np.diff(both).min()) if len(both) > 1 else 1.0,
+            "accuracy_source": r["accuracy"]["source"],
+            "gap": r["gap"],
+            "matched_gap": r["matched_gap"]["mean"],
+            "fraction_unmatched": r["fraction_unmatched"]["mean"],
+            "matched_gap_small": r0["matched_gap"]["mean"],
+            "fraction_unmatched_small": r0["fraction_unmatched"]["mean"],
+        }
+    return pd.DataFrame(rows).T.infer_objects()
+
+
+def _kind(distinct_share: float) -> str:
+    if distinct_share >= CONTINUOUS_SHARE:
+        return "continuous"
+    return "quantised" if distinct_share < QUANTISED_SHARE else "saturating"
+
+
+def eps_sweep(first, second, eps_grid, *, methods=METHODS, n_runs=5, seed=0) -> pd.DataFrame:
+    """Matched gap and fraction unmatched of one model as ε varies.
+
+    Parameters
+    ----------
+    first, second : Predictions
+        The model's predictions on the two sets.
+    eps_grid : sequence of float
+        Values of ε, each in (0, 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Rows ``eps, method, gap, matched_gap, matched_gap_std, fraction_unmatched``.
+    """
+    if len(eps_grid) == 0:
+        raise ValueError("eps_grid is empty")
+    rows = []
+    for e in eps_grid:
+        for by in methods:
+            r = matched_accuracy(
+                first.labels, first.probs, second.labels, second.probs, eps=e, by=by, n_runs=n_runs, seed=seed
+            )
+            rows.append({
+                "eps": float(e), "method": by, "gap": r["gap"], "matched_gap": r["matched_gap"]["mean"],
+                "matched_gap_std": r["matched_gap"]["std"], "fraction_unmatched": r["fraction_unmatched"]["mean"],
+            })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def pick_models(table: pd.DataFrame, quant: pd.DataFrame) -> dict:
+    """The strong and the weak model (highest and lowest source accuracy) and the median continuous one.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        An :func:`evaluate` table (column ``acc_source``).
+    quant : pandas.DataFrame
+        :func:`quantisation_table` of the same models (column ``kind``).
+
+    Returns
+    -------
+    dict
+        ``{"strong": name, "weak": name, "continuous": name}``.
+
+    ``continuous`` is the model with continuous probabilities (see :func:`quantisation_table`) of median
+    source accuracy; when the zoo has none, the median model of the whole zoo.
+    """
+    if len(table) == 0:
+        raise ValueError("pick_models needs at least one model")
+    order = table.acc_source.sort_values()
+    cont = [m for m in order.index if quant.loc[m, "kind"] == "continuous"]
+    return {
+        "strong": order.index[-1],
+        "weak": order.index[0],
+        "continuous": cont[len(cont) // 2] if cont else order.index[len(order) // 2],
+    }
+
+
+def fig5_subsets(
+    first, second, names=("first", "second"), *, eps=0.005, by="label_and_prob", n_runs=10, seed=0
+):
+    """Figure 5 of the paper for one model: the three subsets of one run and the numbers over runs.
+
+    Parameters
+    ----------
+    first, second : Predictions
+        The model's predictions on the two sets.
+    names : (str, str)
+        Names of the two sets (the larger is the source).
+
+    Returns
+    -------
+    dict
+        ``roles`` (set names), ``subsets`` (``"matched source"``, ``"matched target"``, ``"unmatched
+        target"`` → ``(confidence, correct)`` of the run with ``seed``), and means over ``n_runs``:
+        ``accuracy_gap``, ``matched_gap``, ``unmatched_accuracy``, ``fraction_unmatched``,
+        ``n_unmatched``.
+    """
+    r = matched_accuracy(
+        first.labels, first.probs, second.labels, second.probs, eps=eps, by=by, n_runs=n_runs, seed=seed
+    )
+    src, tgt = (second, first) if r["roles"]["source"] == "second" else (first, second)
+    m = match_predictions(
+        src.predicted, src.confidence, tgt.predicted, tgt.confidence, eps=eps, by=by, seed=seed
+    )
+    subsets = {
+        "matched source": (src.confidence[m.source_index], src.correct[m.source_index]),
+        "matched target": (tgt.confidence[m.target_index], tgt.correct[m.target_index]),
+        "unmatched target": (tgt.confidence[m.unmatched_target_index], tgt.correct[m.unmatched_target_index]),
+    }
+    return {
+        "roles": role_names(r["roles"], *names),
+        "subsets": subsets,
+        "accuracy_gap": r["gap"],
+        "matched_gap": r["matched_gap"]["mean"],
+        "unmatched_accuracy": r["accuracy_unmatched_target"]["mean"],
+        "fraction_unmatched": r["fraction_unmatched"]["mean"],
+        "n_unmatched": r["fraction_unmatched"]["mean"] * r["set_sizes"]["target"],
+        "confidence_unmatched": r["mean_confidence"]["unmatched_target"]["mean"],
+        "confidence_matched_target": r["mean_confidence"]["matched_target"]["mean"],
+    }
+
+
+def _join(items) -> str:
+    return "; ".join(items)
+
+
+def gap_facts(tables: dict, first_target: str, large_gap: float = 0.02) -> dict:
+    """Numbers the chapter states about the zoo-wide tables (Figures 1, 3, 6 and the summary).
+
+    Parameters
+    ----------
+    tables : dict
+        :func:`evaluate` output.
+    first_target : str
+        The second set the chapter looks at first.
+    large_gap : float
+        Second sets whose mean accuracy gap exceeds this (in absolute value) have a "large" gap.
+
+    Returns
+    -------
+    dict
+        Counts of models less accurate / less confident on the first target and less accurate on the
+        source than on TopImages, the sets with large and small gaps, shares of narrower matched gaps
+        (``min_share_large``, ``min_share_small``, as text ``shares_large``, ``shares_small``), mean
+        fractions unmatched per algorithm (``fu_alg1``, ``fu_alg2``, lists in target order), the
+        median and largest run-to-run SD of matched gaps and the median narrowing (points), and the
+        Spearman correlation between source accuracy and fraction unmatched on the first target
+        (Algorithm 1, ``rho_unmatched``).
+    """
+    targets = list(dict.fromkeys(t for t, _ in tables))
+    alg1 = {t: tables[(t, "label_and_prob")] for t in targets}
+    tab0, share = alg1[first_target], narrower(tables)
+    big = [t for t in targets if abs(alg1[t].gap.mean()) > large_gap]
+    small = [t for t in targets if t not in big]
+    sd = 100 * np.concatenate([tab.matched_gap_std.to_numpy(dtype=float) for tab in tables.values()])
+    fu = {(t, by): tab.fraction_unmatched.mean() for (t, by), tab in tables.items()}
+    return {
+        "t": first_target, "n": len(tab0), "n_acc": int((tab0.gap > 0).sum()),
+        "n_conf": int((tab0.conf_source > tab0.conf_target).sum()),
+        "n_top_easier": int((alg1["topimages"].gap < 0).sum()) if "topimages" in alg1 else 0,
+        "big": ", ".join(big), "small": ", ".join(small), "n_big": len(big), "n_small": len(small),
+        "min_share_large": min((share[t][by] for t in big for by in share[t]), default=np.nan),
+        "min_share_small": min((share[t][by] for t in small for by in share[t]), default=np.nan),
+        "shares_large": _join(f"{t}/{by}: {share[t][by]:.0%}" for t in big for by in share[t]),
+        "shares_small": _join(f"{t}/{by}: {share[t][by]:.0%}" for t in small for by in share[t]),
+        "gaps_small": ", ".join(f"{abs(100 * alg1[t].gap.mean()):.2f}" for t in small),
+        "fu_alg1": [fu.get((t, "label_and_prob"), np.nan) for t in targets],
+        "fu_alg2": [fu.get((t, "prob"), np.nan) for t in targets],
+        "fus": _join(f"{t}: {fu.get((t, 'label_and_prob'), np.nan):.4f} vs {fu.get((t, 'prob'), np.nan):.4f}" for t in targets),
+        "sd_median": float(np.nanmedian(sd)), "sd_max": float(np.nanmax(sd)),
+        "shrink": float(100 * (tab0.gap.abs() - tab0.matched_gap.abs()).median()),
+        "rho_unmatched": float(stats.spearmanr(tab0.acc_source, tab0.fraction_unmatched).statistic) if len(tab0) > 2 else np.nan,
+    }  # fmt: skip
+
+
+def quant_facts(quant: pd.DataFrame, eps: float) -> dict:
+    """Numbers the chapter states about :func:`quantisation_table`.
+
+    Parameters
+    ----------
+    quant : pandas.DataFrame
+        :func:`quantisation_table` output.
+    eps : float
+        The working ε: models whose distinct probabilities are more than 2ε apart are "grid" models.
+
+    Returns
+    -------
+    dict
+        Group sizes and names by ``kind``, the smallest fraction unmatched at the near-zero ε among
+        continuous models (``c_min``) and the largest among quantised ones (``q_max``), the grid models
+        and the largest difference of their fractions unmatched at the two ε (``grid_diff``).
+    """
+    kinds = {k: quant[quant.kind == k] for k in ("continuous", "quantised", "saturating")}
+    grid = quant[quant.min_spacing > 2 * eps]
+    cont, quantised = kinds["continuous"], kinds["quantised"]
+    return {
+        "n": len(quant), "nc": len(cont), "nq": len(quantised), "ns": len(kinds["saturating"]),
+        "quantised": ", ".join(quantised.index), "saturating": ", ".join(kinds["saturating"].index) or "none",
+        "c_min": float(cont.fraction_unmatched_small.min()) if len(cont) else np.nan,
+        "q_max": float(quantised.fraction_unmatched_small.max()) if len(quantised) else np.nan,
+        "grid": ", ".join(grid.index) or "no model", "n_grid": len(grid),
+        "grid_diff": float((grid.fraction_unmatched - grid.fraction_unmatched_small).abs().max()) if len(grid) else np.nan,
+        "grid_fus": ", ".join(f"{f:.3f}" for f in grid.fraction_unmatched),
+    }  # fmt: skip
+
+
+def sweep_facts(sweep: pd.DataFrame, eps: float) -> dict:
+    """Numbers the chapter states about :func:`eps_sweep`.
+
+    Algorithm 1's fraction unmatched along ε (``fu0`` at the smallest, ``fu1`` at the largest, whether it
+    never rises: ``monotone``) and Algorithm 2's accuracy gap ``g`` and matched gap at the largest ε
+    (``m1``) and at the ε nearest ``eps`` (``m0``), in points.
+    """
+    a1 = sweep[sweep.method == "label_and_prob"].sort_values("eps")
+    a2 = sweep[sweep.method == "prob"].sort_values("eps")
+    fu = a1.fraction_unmatched.to_numpy()
+    g = 100 * a2.gap.iloc[0]
+    return {
+        "fu0": fu[0], "fu1": fu[-1], "e0": a1.eps.iloc[0], "e1": a1.eps.iloc[-1],
+        "monotone": bool((fu[1:] <= fu[:-1] + 1e-9).all()), "g": g,
+        "m1": 100 * a2.matched_gap.iloc[-1], "m0": 100 * a2.matched_gap.iloc[int((a2.eps - eps).abs().argmin())],
+    }  # fmt: skip
