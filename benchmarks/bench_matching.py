@@ -41,10 +41,11 @@ def main():
     per_run = {}
     for by in matching.METHODS:
         fast = median_time(
-            lambda: matching.match_predictions(sp, sc, tp, tc, eps=args.eps, by=by, seed=1), args.repeats
+            lambda by=by: matching.match_predictions(sp, sc, tp, tc, eps=args.eps, by=by, seed=1),
+            args.repeats,
         )
         ref = median_time(
-            lambda: matching.match_predictions_reference(sp, sc, tp, tc, eps=args.eps, by=by, seed=1),
+            lambda by=by: matching.match_predictions_reference(sp, sc, tp, tc, eps=args.eps, by=by, seed=1),
             max(1, args.repeats // 2),
         )
         m = matching.match_predictions(sp, sc, tp, tc, eps=args.eps, by=by, seed=1)

@@ -47,8 +47,10 @@ def main():
     print(f"{'perturbation':16s} {'batched s':>10s} {'per-image s':>12s} {'speed-up':>9s}")
     ratios = []
     for name in corruptions.CORRUPTIONS:
-        batched = median_time(lambda: corruptions.corrupt(sub, name, 5, 0), args.repeats)
-        single = median_time(lambda: [corruptions.corrupt(img, name, 5, 0) for img in sub], args.repeats)
+        batched = median_time(lambda name=name: corruptions.corrupt(sub, name, 5, 0), args.repeats)
+        single = median_time(
+            lambda name=name: [corruptions.corrupt(img, name, 5, 0) for img in sub], args.repeats
+        )
         ratios.append(single / batched)
         print(f"{name:16s} {batched:10.4f} {single:12.4f} {single / batched:8.1f}x")
     print(f"median speed-up {np.median(ratios):.1f}x")
