@@ -199,7 +199,7 @@ if F["n_small"] and F["n_big"]:
             "little-to-narrow-on-small-gaps",
             "On {small} the mean accuracy gap is only {gaps_small} points in absolute value and the shares are "
             "lower ({shares_small}): with so small a gap there is little to narrow.",
-            F["n_small"] > 0 and F["min_share_small"] < F["min_share_large"],
+            F["n_small"] > 0 and F["max_share_small"] < F["min_share_large"],
             **F,
         )
     )
@@ -337,7 +337,8 @@ eps0_claim = R.claim(
     "At ε = {e:g} the {nc} models with continuous probabilities (at least 99% distinct values) leave at least "
     "{c_min:.0%} of the targets unmatched, while the {nq} quantised ones still match through exact ties and "
     "leave at most {q_max:.0%} unmatched; the {ns} saturating models ({saturating}) lie in between.",
-    FQ["nc"] > 0 and FQ["nq"] > 0 and FQ["c_min"] > 0.9 and FQ["q_max"] < 0.5,
+    FQ["nc"] > 0 and FQ["nq"] > 0 and FQ["c_min"] > 0.9 and FQ["q_max"] < 0.5
+    and (FQ["ns"] == 0 or FQ["q_max"] < FQ["s_min"] <= FQ["s_max"] < FQ["c_min"]),
     e=eps_small, **FQ,
 )  # fmt: skip
 display(eps0_claim)

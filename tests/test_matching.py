@@ -322,3 +322,34 @@ def test_matched_accuracy_bad_input():
         matching.matched_accuracy([0], p, [0], p, n_runs=0)
     with pytest.raises(ValueError, match="probability columns"):
         matching.matched_accuracy([0], p, [0], np.array([[0.2, 0.3, 0.5]]))
+
+
+def test_facts_the_chapter_states():
+    """The numbers behind the chapter's claims, on small hand-made tables."""
+    import pandas as pd
+
+    from shifteval import matching_study as study
+
+    sweep = pd.DataFrame({
+        "eps": [0.001, 0.001, 0.01, 0.01, 0.1, 0.1],
+        "method": ["label_and_prob", "prob"] * 3,
+        "gap": [0.08] * 6,
+        "matched_gap": [0.01, 0.02, 0.03, 0.03, 0.05, 0.07],
+        "fraction_unmatched": [0.6, 0.2, 0.1, 0.05, 0.2, 0.0],
+    })  # fmt: skip
+    f = study.sweep_facts(sweep, eps=0.01)
+    assert (f["fu0"], f["fu1"], f["monotone"]) == (0.6, 0.2, False)  # 0.1 -> 0.2 rises
+    assert f["g"] == pytest.approx(8) and f["m1"] == pytest.approx(7) and f["m0"] == pytest.approx(3)
+    quant = pd.DataFrame(
+        {
+            "kind": ["continuous", "quantised", "saturating", "quantised"],
+            "fraction_unmatched": [0.01, 0.02, 0.03, 0.0],
+            "fraction_unmatched_small": [0.99, 0.3, 0.6, 0.0],
+            "min_spacing": [1e-7, 0.001, 1e-7, 0.1],
+        },
+        index=["a", "b", "c", "d"],
+    )
+    q = study.quant_facts(quant, eps=0.005)
+    assert (q["nc"], q["nq"], q["ns"], q["quantised"], q["grid"]) == (1, 2, 1, "b, d", "d")
+    assert (q["c_min"], q["q_max"], q["s_min"], q["s_max"]) == (0.99, 0.3, 0.6, 0.6)
+    assert q["grid_diff"] == 0.0

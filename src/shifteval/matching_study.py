@@ -342,7 +342,7 @@ def gap_facts(tables: dict, first_target: str, large_gap: float = 0.02) -> dict:
     dict
         Counts of models less accurate / less confident on the first target and less accurate on the
         source than on TopImages, the sets with large and small gaps, shares of narrower matched gaps
-        (``min_share_large``, ``min_share_small``, as text ``shares_large``, ``shares_small``), mean
+        (``min_share_large``, ``min_share_small``, ``max_share_small``, as text ``shares_large``, ``shares_small``), mean
         fractions unmatched per algorithm (``fu_alg1``, ``fu_alg2``, lists in target order), the
         median and largest run-to-run SD of matched gaps and the median narrowing (points), and the
         Spearman correlation between source accuracy and fraction unmatched on the first target
@@ -362,6 +362,7 @@ def gap_facts(tables: dict, first_target: str, large_gap: float = 0.02) -> dict:
         "big": ", ".join(big), "small": ", ".join(small), "n_big": len(big), "n_small": len(small),
         "min_share_large": min((share[t][by] for t in big for by in share[t]), default=np.nan),
         "min_share_small": min((share[t][by] for t in small for by in share[t]), default=np.nan),
+        "max_share_small": max((share[t][by] for t in small for by in share[t]), default=np.nan),
         "shares_large": _join(f"{t}/{by}: {share[t][by]:.0%}" for t in big for by in share[t]),
         "shares_small": _join(f"{t}/{by}: {share[t][by]:.0%}" for t in small for by in share[t]),
         "gaps_small": ", ".join(f"{abs(100 * alg1[t].gap.mean()):.2f}" for t in small),
@@ -388,7 +389,8 @@ def quant_facts(quant: pd.DataFrame, eps: float) -> dict:
     -------
     dict
         Group sizes and names by ``kind``, the smallest fraction unmatched at the near-zero ε among
-        continuous models (``c_min``) and the largest among quantised ones (``q_max``), the grid models
+        continuous models (``c_min``) and the largest among quantised ones (``q_max``), the range among
+        saturating ones (``s_min``, ``s_max``; NaN when there are none), the grid models
         and the largest difference of their fractions unmatched at the two ε (``grid_diff``).
     """
     kinds = {k: quant[quant.kind == k] for k in ("continuous", "quantised", "saturating")}
@@ -399,6 +401,8 @@ def quant_facts(quant: pd.DataFrame, eps: float) -> dict:
         "quantised": ", ".join(quantised.index), "saturating": ", ".join(kinds["saturating"].index) or "none",
         "c_min": float(cont.fraction_unmatched_small.min()) if len(cont) else np.nan,
         "q_max": float(quantised.fraction_unmatched_small.max()) if len(quantised) else np.nan,
+        "s_min": float(kinds["saturating"].fraction_unmatched_small.min()) if len(kinds["saturating"]) else np.nan,
+        "s_max": float(kinds["saturating"].fraction_unmatched_small.max()) if len(kinds["saturating"]) else np.nan,
         "grid": ", ".join(grid.index) or "no model", "n_grid": len(grid),
         "grid_diff": float((grid.fraction_unmatched - grid.fraction_unmatched_small).abs().max()) if len(grid) else np.nan,
         "grid_fus": ", ".join(f"{f:.3f}" for f in grid.fraction_unmatched),
