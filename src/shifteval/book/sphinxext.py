@@ -115,11 +115,23 @@ def _dedupe_thebe(outdir: Path) -> None:
             page.write_text(head + tail.replace(block, ""), encoding="utf-8")
 
 
+def _escape_bars(app, what, name, obj, options, lines):
+    """Docstrings write absolute values as ``|x|``; outside literals RST would read a substitution.
+
+    Connected to ``autodoc-process-docstring`` for the library reference page.
+    """
+    for i, line in enumerate(lines):
+        parts = line.split("``")
+        lines[i] = "``".join(p if k % 2 else p.replace("|", "\\|") for k, p in enumerate(parts))
+
+
 def setup(app):
     """Register the extension with Sphinx."""
+    app.setup_extension("sphinx.ext.autodoc")  # for the library reference page (book/api.md)
     app.add_enumerable_node(glued_table, "table", html=(_visit_glued_table, _depart_glued_table))
     app.add_css_file("shifteval.css")
     app.add_transform(GluedTables)
     app.connect("config-inited", _configure, priority=900)
     app.connect("build-finished", _copy_mathjax)
+    app.connect("autodoc-process-docstring", _escape_bars)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
