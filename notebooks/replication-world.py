@@ -203,8 +203,8 @@ R.say(
             "+2.1 points on ImageNet top-1).", c["matchedfrequency"] < c["threshold0.7"] < c["topimages"],
             mf=c["matchedfrequency"], t=c["threshold0.7"], top=c["topimages"]),
     R.claim("matched-drops-most-models",
-            "{share:.0%} of the models lose accuracy on MatchedFrequency: most of them, though not "
-            "necessarily all, as on ImageNet, where every model of the testbed lost accuracy.",
+            "Most models — {share:.0%} of them — lose accuracy on MatchedFrequency; on ImageNet, every "
+            "model of Recht et al.'s testbed did.",
             changes["matchedfrequency"]["fraction_dropping"] > 0.5,
             share=changes["matchedfrequency"]["fraction_dropping"]),
 )  # fmt: skip
