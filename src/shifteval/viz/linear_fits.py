@@ -55,7 +55,7 @@ def fit_panel(
     ax.fill_between(
         T(grid), T(band_lo), T(band_hi), color=FIT_COLOR, alpha=0.25, lw=0, label="95% bootstrap band"
     )
-    ax.plot(T(grid), T(fit.predict(grid)), color=FIT_COLOR, lw=1.5, label="linear fit")
+    ax.plot(T(grid), T(fit.predict(grid)), color=FIT_COLOR, lw=1.5, label=f"{scale} fit")
     ax.plot(T(grid), T(grid), color="0.4", ls="--", lw=1, label="y = x")
 
     def errors(values, ci):
