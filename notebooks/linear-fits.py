@@ -17,8 +17,8 @@
 #
 # {cite:t}`recht2019imagenet` rebuilt the CIFAR-10 and ImageNet test sets from scratch, following the
 # original collection procedures as closely as they could, and evaluated a testbed of models on both the
-# original and the new test sets. Two things happened. Every model lost accuracy — 3 to 15 points on
-# CIFAR-10, 11 to 14 points on ImageNet — and, more surprisingly, the new accuracies were an almost exact
+# original and the new test sets. Two things happened. Every model lost accuracy — "3% – 15% on CIFAR-10
+# and 11% – 14% on ImageNet", in the paper's words — and, more surprisingly, the new accuracies were an almost exact
 # linear function of the original ones. A model that was better on the old test set was better on the new
 # one by a *predictable* amount.
 #
@@ -321,7 +321,7 @@ for scale in linfit.SCALES:
 #
 # **Figure 6.** Left, a linear fit through all 67 ImageNet models (top-1, MatchedFrequency); right, the
 # same data on probit axes (tick labels are still accuracies in percent). The three Fisher-vector models
-# (hollow, part of both fits) have 21-35% original accuracy. The root-mean-square residual is
+# are hollow; they are part of both fits. The root-mean-square residual is
 # {glue:md}`linear-fits-fig6-rms-linear` points on linear axes and {glue:md}`linear-fits-fig6-rms-probit`
 # on probit axes ({numref}`tbl-linear-fits-probit`).
 # ```
@@ -417,7 +417,7 @@ R.claim(
 # %% [markdown]
 # ## The exactly class-balanced CIFAR-10 test set (App. B.2.9, Table 12)
 #
-# The new CIFAR-10 test set of Table 11 holds only 8% ships. The authors also built an exactly
+# The new CIFAR-10 test set of Table 11 holds only 8% ships, the paper reports. The authors also built an exactly
 # class-balanced variant with 200 images per class (Table 12) and report that "models with lower original
 # accuracies achieve a small accuracy improvement on the exactly class-balanced test set (around 0.3%), but
 # the accuracy drop of the best-performing model remains unchanged."
@@ -592,6 +592,7 @@ viz.figure("linear-fits-zoo", viz.linear_fits.zoo_fits(zoo_acc, zoo_fits, worlds
 viz.table("linear-fits-zoo-fits", testbeds.fits_frame({f"{s} / {c}": f for (s, c), f in zoo_fits.items()}))
 n_v1, n_new = len(w.split_index("v1")), len(w.split_index("matchedfrequency"))
 R.number("linear-fits-zoo-n-models", len(zoo_acc), "{:d}")
+R.number("linear-fits-smoke-zoo-size", len(zoos.default_zoo("smoke")), "{:d}")
 R.number("linear-fits-zoo-n-v1", n_v1, "{:,d}")
 R.number("linear-fits-zoo-n-new", n_new, "{:,d}")
 R.number("linear-fits-zoo-cp-new", 100 * testbeds.clopper_pearson_max_halfwidth(n_new), "{:.1f}")
@@ -741,7 +742,7 @@ R.number("linear-fits-ex-zoo-few-models", R.claim(
 #
 # ````{solution} linear-fits-ex-zoo
 # :class: dropdown
-# The smoke zoo has six models. The bootstrap resamples models, so with six points the intervals of the
+# The smoke zoo has {glue:md}`linear-fits-smoke-zoo-size` models. The bootstrap resamples models, so with six points the intervals of the
 # slope widen. {glue:md}`linear-fits-ex-zoo-few-models` A handful of models pins neither the slope nor the
 # offset; Recht et al. fitted 34 to 67 models for a reason.
 # ````
