@@ -635,7 +635,7 @@ display(R.say(
     "the tilt of the line depends on the axes it is drawn on (§5.3). Recht et al. (§3.3) read a slope above 1 as "
     "\"model robustness improves with increasing accuracy\"; Engstrom et al. argue that much of that slope is an "
     "artefact of how the replication selected its images. Whether a slope lies above 1 is read from its interval "
-    "({numref}`tbl-linear-fits-zoo-fits`), not from its point estimate.",
+    "(the table above), not from its point estimate.",
 ))  # fmt: skip
 
 # %% tags=["remove-cell"]
