@@ -409,3 +409,25 @@ def test_fit_columns_keys_and_line_residuals():
     assert list(testbeds.evenly_spaced_subset(acc["b"], 2)) == [0, 3]
     with pytest.raises(ValueError, match="k must be between"):
         testbeds.evenly_spaced_subset(acc["b"], 5)
+
+
+def test_figure_12_and_13_draw_every_panel_with_the_right_models():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from shifteval.viz import linear_fits
+
+    tables = {n: published.load_table(n) for n in published.list_tables()}
+    fits = testbeds.fit_recht2019(n_boot=200, seed=0)
+    fig12 = linear_fits.fig12_all_test_sets(tables, fits)
+    fig13 = linear_fits.fig13_probit_all_models(tables, fits)
+    for fig, fv_points in ((fig12, 0), (fig13, 3)):
+        assert len(fig.axes) == 6
+        for ax in fig.axes:
+            fitted = [c for c in ax.containers if hasattr(c, "lines")]
+            assert len(fitted[0].lines[0].get_xdata()) == 64  # the convolutional networks, with error bars
+            hollow = [ln for ln in ax.lines if ln.get_label().startswith("Fisher vectors")]
+            assert sum(len(ln.get_xdata()) for ln in hollow) == fv_points
+        plt.close(fig)
