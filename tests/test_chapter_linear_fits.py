@@ -1,40 +1,85 @@
-"""The linear-fits chapter: smoke results, real-format inputs, error messages."""
+"""The linear-fits chapter: smoke results, and the default run's claims and fits."""
 
 import json
 
 import pytest
+from conftest import run_default
 
 from shifteval.datasets import published
+
+STRATEGIES = ("matchedfrequency", "threshold0.7", "topimages")
+FIT_MODELS = {
+    "cifar10": 34,
+    "cifar10_balanced": 34,
+    "imagenet_top1_matchedfrequency": 64,
+    "imagenet_top1_matchedfrequency_all_linear": 67,
+    "engstrom2020_linear": 136,
+    "engstrom2020_probit": 136,
+    **{f"imagenet_{k}_{s}_cnn": 64 for k in ("top1", "top5") for s in STRATEGIES},
+    **{f"imagenet_{k}_{s}_all_probit": 67 for k in ("top1", "top5") for s in STRATEGIES},
+}
+FIT_FIELDS = {"scale", "n", "slope", "intercept", "slope_ci", "intercept_ci", "r", "ci", "n_boot"}
+
+
+def _check_fits(res, n_boot):
+    fits = res["fits"]
+    assert {k: fits[k]["n"] for k in FIT_MODELS} == FIT_MODELS
+    for key, fit in fits.items():
+        assert set(fit) == FIT_FIELDS, key
+        assert fit["n_boot"] == n_boot
+        assert fit["slope_ci"][0] <= fit["slope"] <= fit["slope_ci"][1], key
+        assert fit["scale"] == ("probit" if key.endswith("_probit") else "linear"), key
 
 
 def test_linear_fits_results_reproduce_the_paper(built_book):
     project, _ = built_book
     res = json.loads((project / "book" / "chapters" / "linear-fits.results.json").read_text())
     ref = published.reported()["recht2019"]
+    _check_fits(res, n_boot=2000)
     cifar, imnet = res["fits"]["cifar10"], res["fits"]["imagenet_top1_matchedfrequency"]
-    assert cifar["n"] == 34 and imnet["n"] == 64
     assert cifar["slope"] == pytest.approx(ref["cifar10_fit"]["slope"], abs=0.006)
     assert cifar["intercept"] == pytest.approx(ref["cifar10_fit"]["intercept"], abs=0.1)
     assert imnet["slope"] == pytest.approx(ref["imagenet_top1_matchedfrequency_fit"]["slope"], abs=0.006)
-    assert imnet["intercept"] == pytest.approx(
-        ref["imagenet_top1_matchedfrequency_fit"]["intercept"], abs=0.1
-    )
     # smoke runs 2,000 bootstrap replicates; the 100,000-replicate intervals are tested in test_linfit
     assert cifar["slope_ci"] == pytest.approx(ref["cifar10_fit"]["slope_ci"], abs=0.03)
     for strategy, changes in res["table2"].items():
         for k in ("top1", "top5"):
             assert round(changes[k], 1) == ref["table2"][strategy][k]
-    g = res["gaussian_model"]
-    assert g["fitted"]["slope"] == pytest.approx(g["analytic"]["slope"], abs=0.1)
-    assert max(res["clopper_pearson_max_deviation"].values()) <= 0.1 + 1e-9
-
-
-def test_linear_fits_records_the_zoo_fits(built_book):
-    project, _ = built_book
-    res = json.loads((project / "book" / "chapters" / "linear-fits.results.json").read_text())
-    assert {
-        f"{s}_{scale}"
-        for s in ("matchedfrequency", "threshold0.7", "topimages")
-        for scale in ("linear", "probit")
-    } == set(res["zoo_fits"])
+    assert max(max(v.values()) for v in res["clopper_pearson_max_deviation"].values()) <= 0.1 + 1e-9
+    # smoke runs record their claims too, holding or not
+    assert len(res["claims"]) >= 6 and all(isinstance(c["holds"], bool) for c in res["claims"])
     assert all(f["n"] == 6 for f in res["zoo_fits"].values())
+
+
+@pytest.mark.slow
+def test_linear_fits_default_run_claims_hold(default_project):
+    res = run_default(default_project, "linear-fits")
+    claims = res["claims"]
+    assert len(claims) >= 12
+    assert all(c["holds"] for c in claims), [c["id"] for c in claims if not c["holds"]]
+    assert len({c["id"] for c in claims}) == len(claims)
+    # the sentences the audit found false are now claims, stated as the numbers show them
+    ids = {c["id"] for c in claims}
+    assert {
+        "ranks-spearman",
+        "gaussian-shift-slope-one",
+        "zoo-mf-linear-slope",
+        "fig12-top5-topimages",
+    } <= ids
+    _check_fits(res, n_boot=100_000)
+    ref = published.reported()["recht2019"]["imagenet_top5_topimages_slope"]
+    t5 = res["fits"]["imagenet_top5_topimages_cnn"]
+    assert round(t5["slope"], 2) == ref["slope"]
+    assert t5["slope_ci"] == pytest.approx(ref["slope_ci"], abs=0.01)
+    # a pure mean shift gives slope 1 on probit axes (§5.3); the narrower spread gives more than 1
+    g = res["gaussian_model"]
+    assert g["mean shift only"]["analytic"]["slope"] == 1.0
+    assert g["mean shift only"]["fitted"]["slope"] == pytest.approx(1.0, abs=0.02)
+    assert g["mean shift, narrower spread"]["fitted"]["slope"] > 1.05
+    # the zoo is the default one, fitted on all three replicated sets and both scales
+    assert len(res["zoo_fits"]) == 6 and all(f["n"] == 31 for f in res["zoo_fits"].values())
+    # every claim's text is on the page (in the executed notebook's outputs)
+    nb = json.loads((default_project / "book" / "chapters" / "linear-fits.ipynb").read_text())
+    outputs = json.dumps([c.get("outputs", []) for c in nb["cells"] if c["cell_type"] == "code"])
+    for c in claims:
+        assert json.dumps(c["text"])[1:-1] in outputs, c["id"]

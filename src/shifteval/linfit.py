@@ -4,6 +4,9 @@ Recht, Roelofs, Schmidt & Shankar (2019), *Do ImageNet Classifiers Generalize to
 §3.3 (linear fits, 95% confidence intervals from 100,000 bootstrap samples over models),
 App. C.2 (fits on a probit scale) and §5.3 (a Gaussian difficulty model under which probit
 accuracies fall exactly on a line).
+
+:mod:`shifteval.testbeds` applies these to the paper's transcribed tables (every fit of its figures,
+the printed ranks, the interval widths of §2 and App. B.1).
 """
 
 from __future__ import annotations
