@@ -102,7 +102,8 @@ def _fog(x, t, rng):
 def _frost(x, t, rng):
     """Blend with a procedural ice texture: ridged 1/f noise gives thin bright veins.
 
-    ``(1 - t/3)·x + t·frost`` (Hendrycks blend photographs of frost with weights that grow together).
+    ``(1 - t/3)·x + 0.6·t·veins`` with ``veins = (1 - |2n - 1|)⁶`` for 1/f^1.5 noise ``n`` scaled to
+    [0, 1] (Hendrycks blend photographs of frost with weights that grow together).
     """
     n = _power_law_noise(rng, x.shape, beta=1.5)
     veins = (1 - np.abs(2 * n - 1)) ** 6
@@ -252,7 +253,7 @@ def apply(images, name: str, t: float, seed: int = 0):
     return out.astype(original.dtype)
 
 
-def corrupt(images, name: str, level: int, seed: int = 0):
+def corrupt(images, name: str, level: int, seed: int = 0, severity=None):
     """Perturb images with one of the twelve perturbations at a severity level.
 
     Parameters
@@ -265,6 +266,9 @@ def corrupt(images, name: str, level: int, seed: int = 0):
         0 (identity) to 10; the strength at each level is :data:`SEVERITY` ``[name][level - 1]``.
     seed : int
         Seed of the perturbation's randomness (noise, fog, flakes, blur directions).
+    severity : dict of str -> sequence of 10 floats, optional
+        Strengths per level replacing :data:`SEVERITY` (e.g. from a calibration,
+        :func:`shifteval.mlm.calibrate_severities`).
 
     Returns
     -------
@@ -278,40 +282,69 @@ def corrupt(images, name: str, level: int, seed: int = 0):
     if level == 0:
         _as_float(images)  # same validation as every other level
         return np.array(images, copy=True)
-    return apply(images, name, SEVERITY[name][level - 1], seed)
+    table = SEVERITY if severity is None else severity
+    if name not in table or len(table[name]) != 10:
+        raise ValueError(f"severity must give 10 strengths for {name!r}")
+    return apply(images, name, float(table[name][level - 1]), seed)
 
 
-def calibrate(accuracy_at, name: str, grid, targets):
-    """Strengths at which a model's accuracy hits each target (the procedure behind :data:`SEVERITY`).
+#: Strength ranges searched by :func:`shifteval.mlm.calibrate_severities`, from near identity upwards.
+GRIDS = {
+    "brightness": (0.0, 0.6), "contrast": (0.0, 0.97), "defocus_blur": (0.0, 10.0), "fog": (0.0, 4.0),
+    "frost": (0.0, 2.5), "gaussian_noise": (0.0, 1.2), "impulse_noise": (0.0, 0.7),
+    "motion_blur": (0.0, 25.0), "pixelation": (0.0, 0.95), "shot_noise": (0.005, 2.0), "snow": (0.0, 0.8),
+    "zoom_blur": (0.0, 2.0),
+}  # fmt: skip
+
+
+def calibrate(accuracy_at, name: str, grid, targets, return_clamped: bool = False):
+    """Strengths at which a model's accuracy hits each target (how a severity table is set).
 
     Parameters
     ----------
     accuracy_at : callable(name, t) -> float
-        The model's accuracy on the perturbed evaluation set.
+        The calibration model's accuracy on the perturbed calibration images.
     name : str
     grid : sequence of float
-        Increasing strengths to evaluate.
+        Increasing strengths to evaluate; start it at (or near) the identity strength so that a target
+        just below clean accuracy can be interpolated rather than clamped.
     targets : sequence of float
         Desired accuracies, one per level (decreasing).
+    return_clamped : bool
+        Also return, per target, whether it was clamped to an end of the grid.
 
     Returns
     -------
-    list of float
+    strengths : list of float
         For each target, the strength interpolated linearly between the last grid point whose accuracy
-        is above it and the first at or below it (accuracy made non-increasing first); the grid's first
-        point if that is already below, its last point if no point reaches it.
+        is above it and the first at or below it (accuracy made non-increasing first, so a non-monotone
+        curve is read by its running minimum); the grid's first point if that is already at or below the
+        target, its last point if no point reaches it (both clamped).
+    clamped : list of bool
+        Only with ``return_clamped``.
+
+    Examples
+    --------
+    >>> acc = {0.0: 1.0, 1.0: 0.5, 2.0: 0.75, 3.0: 0.25}
+    >>> calibrate(lambda n, t: acc[t], "fog", [0.0, 1.0, 2.0, 3.0], [0.75, 0.375, 0.1], return_clamped=True)
+    ([0.5, 2.5, 3.0], [False, False, True])
     """
     grid = np.asarray(grid, dtype=float)
+    if grid.ndim != 1 or len(grid) < 2 or np.any(np.diff(grid) <= 0):
+        raise ValueError("grid must be an increasing sequence of at least two strengths")
     acc = np.minimum.accumulate(np.array([accuracy_at(name, t) for t in grid]))
-    out = []
+    out, clamped = [], []
     for a in targets:
         below = np.flatnonzero(acc <= a)
         if len(below) == 0:
             out.append(float(grid[-1]))
+            clamped.append(True)
         elif below[0] == 0:
             out.append(float(grid[0]))
+            clamped.append(True)
         else:  # linear interpolation between the last grid point above the target and the first at or below it
             i = below[0]
             frac = (acc[i - 1] - a) / (acc[i - 1] - acc[i])
             out.append(float(grid[i - 1] + frac * (grid[i] - grid[i - 1])))
-    return out
+            clamped.append(False)
+    return (out, clamped) if return_clamped else out
