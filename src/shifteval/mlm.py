@@ -489,3 +489,19 @@ def pooled(probs: dict, labels, names, levels=None):
     levels = sorted({lvl for _, lvl in probs}) if levels is None else list(levels)
     keys = [(n, lvl) for n in names for lvl in levels]
     return np.concatenate([probs[k] for k in keys]), np.tile(np.asarray(labels), len(keys))
+
+
+def confusion_summary(counts, top: int = 3) -> str:
+    """§4.1-style reading of a confusion matrix of counts: least and most misclassified classes, and the
+    classes the paper discusses (8 and 3) with their most frequent wrong predictions."""
+    cm = np.asarray(counts)
+    k = len(cm)
+    wrong = cm.sum(axis=1) - np.diag(cm)
+    parts = [f"{int(wrong.argmin())} is the least misclassified digit ({int(wrong.min())} errors)",
+             f"{int(wrong.argmax())} the most ({int(wrong.max())})"]  # fmt: skip
+    for c in (8, 3):
+        if c < k:
+            row = np.where(np.arange(k) == c, -1, cm[c])
+            best = [int(j) for j in np.argsort(row, kind="stable")[::-1][:top] if row[j] > 0]
+            parts.append(f"{c} is mostly taken for {', '.join(map(str, best)) or 'nothing'}")
+    return "; ".join(parts)
