@@ -505,3 +505,19 @@ def confusion_summary(counts, top: int = 3) -> str:
             best = [int(j) for j in np.argsort(row, kind="stable")[::-1][:top] if row[j] > 0]
             parts.append(f"{c} is mostly taken for {', '.join(map(str, best)) or 'nothing'}")
     return "; ".join(parts)
+
+
+def calibration_record(cal: dict, cal_model, model, calibration_images, test_images, n_fit: int) -> dict:
+    """What the chapter records about a calibration, computed rather than typed: how many calibration
+    images equal a test image, whether the calibration model is the evaluated one, sizes, targets,
+    strengths and how many levels were clamped to the grid's ends (see :func:`calibrate_severities`)."""
+    return {
+        "images_overlap_evaluation": count_shared_images(calibration_images, test_images),
+        "uses_evaluated_model": same_weights(cal_model, model),
+        "n_calibration_images": len(calibration_images),
+        "n_calibration_model_training_images": int(n_fit),
+        "calibration_clean_accuracy": cal["clean"],
+        "targets": np.asarray(cal["targets"]).tolist(),
+        "severity": cal["severity"],
+        "clamped_levels": {n: int(sum(c)) for n, c in cal["clamped"].items()},
+    }
