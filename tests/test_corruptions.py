@@ -15,7 +15,7 @@ def test_twelve_perturbations_ten_levels():
     assert len(corruptions.CORRUPTIONS) == 12 and len(set(corruptions.CORRUPTIONS)) == 12
     assert set(corruptions.SEVERITY) == set(corruptions.CORRUPTIONS)
     for name, ts in corruptions.SEVERITY.items():
-        assert len(ts) == 10 and all(b >= a for a, b in zip(ts, ts[1:])), name
+        assert len(ts) == 10 and all(b >= a for a, b in zip(ts, ts[1:], strict=False)), name
 
 
 @pytest.mark.parametrize("name", corruptions.CORRUPTIONS)

@@ -111,9 +111,7 @@ def test_centroids_need_a_correct_example_per_class():
 
 def _aggregation_case():
     centroids = np.eye(3)
-    probs = np.array(
-        [[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
-    )
+    probs = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
     return probs, np.array([0, 0, 0, 1, 2]), centroids
 
 
@@ -122,7 +120,9 @@ def test_min_mean_max_aggregation_differ_on_a_hand_matrix():
     # distances of the three class-0 outputs to centroid 1: √2, √0.5, √1.5
     to1 = np.array([np.sqrt(2), np.sqrt(0.5), np.sqrt(1.5)])
     to2 = np.array([np.sqrt(2), np.sqrt(1.5), np.sqrt(0.5)])
-    d = {a: mlm.nearest_distance_matrix(probs, labels, centroids, aggregate=a) for a in ("min", "mean", "max")}
+    d = {
+        a: mlm.nearest_distance_matrix(probs, labels, centroids, aggregate=a) for a in ("min", "mean", "max")
+    }
     assert d["min"][0, 1] == pytest.approx(to1.min())
     assert d["mean"][0, 1] == pytest.approx(to1.mean())
     assert d["max"][0, 1] == pytest.approx(to1.max())
@@ -132,7 +132,10 @@ def test_min_mean_max_aggregation_differ_on_a_hand_matrix():
         assert np.allclose(d[a][1:], d["min"][1:], equal_nan=True)
     # a tilted case where the MLM rows differ between the aggregations
     probs2 = np.array([[0.9, 0.1, 0.0], [0.2, 0.8, 0.0], [0.6, 0.0, 0.4], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
-    m = {a: mlm.misclassification_likelihood_matrix(probs2, labels, centroids, a) for a in ("min", "mean", "max")}
+    m = {
+        a: mlm.misclassification_likelihood_matrix(probs2, labels, centroids, a)
+        for a in ("min", "mean", "max")
+    }
     assert not np.allclose(m["min"][0], m["mean"][0]) and not np.allclose(m["mean"][0], m["max"][0])
     assert m["min"][0, 1] > m["min"][0, 2]  # the nearest 0 → 1 output (0.2, 0.8) dominates under min
     with pytest.raises(ValueError, match="aggregate"):
@@ -171,7 +174,9 @@ def test_refine_centroids_moves_and_clusters_only_what_it_claims():
     labels2 = np.array([0, 0, 0, 1, 1])  # means 0.843 and 0.325: the 0.55 output is nearer class 1's
     refined2, shift2 = mlm.refine_centroids(probs2, labels2)
     assert shift2[0] > 0.1 and shift2[1] > 0.05
-    assert refined2[0] == pytest.approx(probs2[:2].mean(0)) and refined2[1] == pytest.approx(probs2[2:].mean(0))
+    assert refined2[0] == pytest.approx(probs2[:2].mean(0)) and refined2[1] == pytest.approx(
+        probs2[2:].mean(0)
+    )
     with pytest.raises(ValueError, match="subset"):
         mlm.refine_centroids(probs, labels, subset="some")
 
@@ -182,7 +187,12 @@ def test_calibration_helpers():
     assert np.allclose(np.diff(t), np.diff(t)[0])  # linear
     assert mlm.calibration_targets(0.5)[-1] == pytest.approx(0.5 * 0.4883 / 0.9846)
     fit, cal = mlm.calibration_split(100, 20, seed=1)
-    assert len(fit) == 80 and len(cal) == 20 and not set(fit) & set(cal) and set(fit) | set(cal) == set(range(100))
+    assert (
+        len(fit) == 80
+        and len(cal) == 20
+        and not set(fit) & set(cal)
+        and set(fit) | set(cal) == set(range(100))
+    )
     with pytest.raises(ValueError, match="n_calibration"):
         mlm.calibration_split(10, 10)
     a = np.arange(24, dtype=np.float32).reshape(6, 2, 2)
@@ -214,4 +224,8 @@ def test_row_rank_pooled_and_confusion_summary():
     cm = np.diag([10] * 10)
     cm[8, 0], cm[8, 6], cm[3, 5] = 3, 1, 2
     text = mlm.confusion_summary(cm)
-    assert "8 the most (4)" in text and "8 is mostly taken for 0, 6" in text and "3 is mostly taken for 5" in text
+    assert (
+        "8 the most (4)" in text
+        and "8 is mostly taken for 0, 6" in text
+        and "3 is mostly taken for 5" in text
+    )

@@ -227,7 +227,7 @@ def level_matrices(probs_by_level, labels_by_level, centroids):
     mats = np.stack(
         [
             misclassification_likelihood_matrix(p, y, centroids)
-            for p, y in zip(probs_by_level, labels_by_level)
+            for p, y in zip(probs_by_level, labels_by_level, strict=False)
         ]
     )
     return mats, mats.mean(axis=0), mats.std(axis=0)
@@ -334,8 +334,10 @@ def calibration_targets(clean_accuracy: float) -> np.ndarray:
 
 
 def calibration_split(n: int, n_calibration: int, seed: int = 0):
-    """Indices ``(fit, calibration)`` splitting ``n`` training images: the calibration model learns from
-    ``fit``, severities are set on ``calibration`` (disjoint, random, sorted)."""
+    """Indices ``(fit, calibration)`` splitting ``n`` training images (disjoint, random, sorted).
+
+    The calibration model learns from ``fit``; severities are set on ``calibration``.
+    """
     if not 0 < n_calibration < n:
         raise ValueError(f"n_calibration must lie in 1..{n - 1}, got {n_calibration}")
     perm = np.random.default_rng([int(seed), 15]).permutation(n)
@@ -356,7 +358,9 @@ def same_weights(model_a, model_b) -> bool:
     if model_a is model_b:
         return True
     pa, pb = list(model_a.parameters()), list(model_b.parameters())
-    return len(pa) == len(pb) and all(x.shape == y.shape and torch.equal(x, y) for x, y in zip(pa, pb))
+    return len(pa) == len(pb) and all(
+        x.shape == y.shape and torch.equal(x, y) for x, y in zip(pa, pb, strict=False)
+    )
 
 
 def calibrate_severities(model, images, labels, *, points: int = 24, seed: int = 0, names=None):
@@ -459,9 +463,11 @@ def perturbed_predictions(
 
 
 def ambiguous_examples(probs, labels, centroids, n: int = 2):
-    """Correctly classified examples whose softmax output lies nearest another class's centroid (§4.3,
-    Figures 3-4), most ambiguous first; if fewer than ``n`` exist, the correct ones with the smallest
-    margin between the two largest outputs. Returns ``(indices, n_misclustered, n_correct)``."""
+    """Correctly classified examples whose output lies nearest another class's centroid (§4.3, Figs. 3-4).
+
+    Most ambiguous first; if fewer than ``n`` exist, the correct ones with the smallest margin between
+    the two largest outputs. Returns ``(indices, n_misclustered, n_correct)``.
+    """
     probs = _check_probs(probs)
     labels = _check_labels(labels, len(probs), probs.shape[1])
     dist = centroid_distances(probs, centroids)
@@ -492,8 +498,11 @@ def pooled(probs: dict, labels, names, levels=None):
 
 
 def confusion_summary(counts, top: int = 3) -> str:
-    """§4.1-style reading of a confusion matrix of counts: least and most misclassified classes, and the
-    classes the paper discusses (8 and 3) with their most frequent wrong predictions."""
+    """A §4.1-style reading of a confusion matrix of counts, as one sentence.
+
+    Least and most misclassified classes, and the classes the paper discusses (8 and 3) with their most
+    frequent wrong predictions.
+    """
     cm = np.asarray(counts)
     k = len(cm)
     wrong = cm.sum(axis=1) - np.diag(cm)
@@ -508,9 +517,12 @@ def confusion_summary(counts, top: int = 3) -> str:
 
 
 def calibration_record(cal: dict, cal_model, model, calibration_images, test_images, n_fit: int) -> dict:
-    """What the chapter records about a calibration, computed rather than typed: how many calibration
-    images equal a test image, whether the calibration model is the evaluated one, sizes, targets,
-    strengths and how many levels were clamped to the grid's ends (see :func:`calibrate_severities`)."""
+    """What the chapter records about a calibration, computed rather than typed.
+
+    How many calibration images equal a test image, whether the calibration model is the evaluated one,
+    sizes, targets, strengths and how many levels were clamped to the grid's ends
+    (see :func:`calibrate_severities`).
+    """
     return {
         "images_overlap_evaluation": count_shared_images(calibration_images, test_images),
         "uses_evaluated_model": same_weights(cal_model, model),

@@ -15,7 +15,7 @@ def class_matrices(panels, size: float = 6.0):
     ``panels`` is a list of ``(matrix, title, fmt, cmap, xlabel)``; rows are always the true class.
     """
     fig, axes = plt.subplots(1, len(panels), figsize=(size * len(panels), size - 1), squeeze=False)
-    for ax, (matrix, title, fmt, cmap, xlabel) in zip(axes[0], panels):
+    for ax, (matrix, title, fmt, cmap, xlabel) in zip(axes[0], panels, strict=False):
         sns.heatmap(matrix, annot=True, fmt=fmt, cmap=cmap, cbar=False, ax=ax, annot_kws={"size": 7})
         ax.set(title=title, xlabel=xlabel, ylabel="true")
     fig.tight_layout()
@@ -23,7 +23,7 @@ def class_matrices(panels, size: float = 6.0):
 
 
 def fig1_2_confusion_and_mlm(cm, m_perturbed, m_clean):
-    """Figure 1 (clean confusion counts) beside Figure 2 (MLM over all perturbed outputs) and the clean MLM."""
+    """Figure 1 (clean confusion counts) beside Figure 2 (MLM of all perturbed outputs) and the clean MLM."""
     return class_matrices(
         [
             (cm, "Figure 1: confusion matrix, clean test set", "d", "Blues", "predicted"),
@@ -94,8 +94,10 @@ def fig5_7_accuracy(accuracy, mean_by_level, clean, targets=None):
 
 
 def fig6_one_digit(clean_image, clean_probs, kept, probs, name, digit_index, which, label):
-    """Figure 6: one test image under increasing levels of one perturbation (top) and the softmax output
-    of exactly that perturbed image (bottom; red: true class)."""
+    """Figure 6: one test image under increasing levels of one perturbation, and its softmax outputs.
+
+    Top: the perturbed images; bottom: the softmax output of exactly the image above (red: true class).
+    """
     levels = sorted(lvl for n, lvl in kept if n == name)
     k = len(clean_probs)
     fig, axes = plt.subplots(2, len(levels) + 1, figsize=(1.5 * (len(levels) + 1), 3.6))
@@ -121,7 +123,7 @@ def calibration_curves(curves, targets):
     fig, axes = plt.subplots(
         int(np.ceil(len(names) / cols)), cols, figsize=(14, 2.6 * np.ceil(len(names) / cols)), squeeze=False
     )
-    for ax, name in zip(axes.flat, names):
+    for ax, name in zip(axes.flat, names, strict=False):
         grid, acc = curves[name]
         ax.plot(grid, acc, marker=".", lw=1)
         for t in targets:
