@@ -56,7 +56,7 @@ lr = 0.01
 lr_decay = 0.7
 batch_size = 64
 seed = 0
-perturbations = "all"
+perturbations = None  # a list of names; None: all twelve
 figure_perturbation = "pixelation"
 n_calibration = 1000
 calibration_points = 24
@@ -76,7 +76,7 @@ viz.set_style()
 splits, data_label = ae.image_splits(world, dataset, data_dir)
 x_train, y_train = (a[:n_train] for a in splits["train"])
 x_test, y_test = (a[:n_test] for a in splits["v1" if dataset is None else "test"])
-names = list(corruptions.CORRUPTIONS) if perturbations == "all" else list(perturbations)
+names = list(corruptions.CORRUPTIONS if perturbations is None else perturbations)
 levels, K = list(corruptions.LEVELS), 10
 train = dict(epochs=epochs, lr=lr, lr_decay=lr_decay, batch_size=batch_size)
 

@@ -112,11 +112,11 @@ def test_mlm_default_run_claims_and_recorded_keys(default_project):
 @pytest.mark.slow
 @pytest.mark.skipif(not MNIST.is_dir(), reason=f"real MNIST not at {MNIST}")
 def test_mlm_real_mnist_in_the_papers_setting_reduced(tmp_path):
-    """real.yaml on the official MNIST files, reduced for CI: 1 epoch, 4,000 training, 1,000 test images."""
+    """real.yaml on the official MNIST files, reduced for CI: 3 epochs, 4,000 training, 1,000 test images."""
     from conftest import copy_project
 
     project = copy_project(tmp_path / "project")
-    args = ["data_dir=" + str(MNIST), "epochs=1", "n_train=4000", "n_test=1000", "n_calibration=400"]
+    args = ["data_dir=" + str(MNIST), "epochs=3", "n_train=4000", "n_test=1000", "n_calibration=400"]
     args += ["calibration_points=6"]
     out = shifteval("run", "mlm", "--params", "real", *sum((["-p", a] for a in args), []), cwd=project)
     assert out.returncode == 0, out.stderr[-3000:]

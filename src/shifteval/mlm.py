@@ -392,6 +392,9 @@ def calibrate_severities(model, images, labels, *, points: int = 24, seed: int =
     from .zoo.models import predict_torch
 
     names = list(corruptions.CORRUPTIONS if names is None else names)
+    unknown = sorted(set(names) - set(corruptions.CORRUPTIONS))
+    if unknown:
+        raise ValueError(f"unknown perturbation(s) {unknown}; valid: {', '.join(corruptions.CORRUPTIONS)}")
     if points < 2:
         raise ValueError(f"points must be at least 2, got {points}")
     labels = np.asarray(labels)

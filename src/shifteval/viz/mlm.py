@@ -99,6 +99,8 @@ def fig6_one_digit(clean_image, clean_probs, kept, probs, name, digit_index, whi
     Top: the perturbed images; bottom: the softmax output of exactly the image above (red: true class).
     """
     levels = sorted(lvl for n, lvl in kept if n == name)
+    if not levels:
+        raise ValueError(f"figure perturbation {name!r} was not run; run it or choose one of the run ones")
     k = len(clean_probs)
     fig, axes = plt.subplots(2, len(levels) + 1, figsize=(1.5 * (len(levels) + 1), 3.6))
     colors = ["tab:red" if c == label else "tab:grey" for c in range(k)]
