@@ -33,6 +33,8 @@ def test_mlm_smoke_results(built_book):
         "clean confusion rates vs observed",
     }
     assert res["n_parameters"] == 71_754  # the paper's CNN on 16×16 inputs
+    _check_calibration(res, 400)
+    assert len(res["claims"]) >= 6
 
 
 def test_mlm_runs_on_mnist_idx_files(tmp_path):
