@@ -15,7 +15,7 @@ def test_twelve_perturbations_ten_levels():
     assert len(corruptions.CORRUPTIONS) == 12 and len(set(corruptions.CORRUPTIONS)) == 12
     assert set(corruptions.SEVERITY) == set(corruptions.CORRUPTIONS)
     for name, ts in corruptions.SEVERITY.items():
-        assert len(ts) == 10 and all(b >= a for a, b in zip(ts, ts[1:])), name
+        assert len(ts) == 10 and all(b >= a for a, b in zip(ts, ts[1:], strict=False)), name
 
 
 @pytest.mark.parametrize("name", corruptions.CORRUPTIONS)
@@ -97,3 +97,119 @@ def test_calibrate_inverts_a_known_accuracy_curve():
 def test_bad_input(images, name, level, message):
     with pytest.raises(ValueError, match=message):
         corruptions.corrupt(images, name, level)
+
+
+# --- each perturbation's formula, reproduced with the same random draws ----------------------------------
+
+X = FLOAT[:4].astype(np.float64)
+
+
+def _rng():
+    return np.random.default_rng(123)
+
+
+def test_defocus_blur_formula():
+    from scipy import ndimage
+
+    out = corruptions._defocus_blur(X, 2.0, _rng(), 1.0)
+    k = corruptions._disk(2.0)
+    expect = ndimage.gaussian_filter(ndimage.convolve(X, k[None], mode="nearest"), (0, 0.5, 0.5))
+    assert np.allclose(out, expect) and k.sum() == pytest.approx(1) and k[2, 2] == k.max()
+
+
+def test_fog_formula():
+    out = corruptions._fog(X, 0.7, _rng())
+    fog = corruptions._power_law_noise(_rng(), X.shape, beta=3.0)
+    mx = X.max(axis=(1, 2), keepdims=True)
+    assert np.allclose(out, (X + 0.7 * fog) * mx / (mx + 0.7))
+    assert fog.min() == pytest.approx(0) and fog.max() == pytest.approx(1)
+
+
+def test_frost_formula_matches_its_docstring():
+    out = corruptions._frost(X, 0.9, _rng())
+    n = corruptions._power_law_noise(_rng(), X.shape, beta=1.5)
+    veins = (1 - np.abs(2 * n - 1)) ** 6
+    assert np.allclose(out, (1 - 0.9 / 3) * X + 0.6 * 0.9 * veins)
+
+
+def test_gaussian_shot_and_impulse_noise_formulas():
+    assert np.allclose(corruptions._gaussian_noise(X, 0.3, _rng()), X + 0.3 * _rng().standard_normal(X.shape))
+    t = 0.5
+    assert np.allclose(corruptions._shot_noise(X, t, _rng()), _rng().poisson(X / t**2) * t**2)
+    out = corruptions._impulse_noise(X, 0.2, _rng())
+    u = _rng().random(X.shape)
+    assert np.all(out[u < 0.1] == 0) and np.all(out[(u >= 0.1) & (u < 0.2)] == 1)
+    assert np.array_equal(out[u >= 0.2], X[u >= 0.2])
+
+
+def test_motion_blur_kernel_and_formula():
+    k = corruptions._line_kernel(4.0, 0.0)  # horizontal, one-sided, 4 px
+    r = (len(k) - 1) // 2
+    assert k.sum() == pytest.approx(1) and np.allclose(k[np.arange(len(k)) != r], 0)
+    assert (k[r] * (np.arange(len(k)) - r)).sum() == pytest.approx(2.0)  # mean offset = length / 2
+    img = np.zeros((1, 28, 28))
+    img[0, 14, 10] = 1.0
+    out = corruptions._motion_blur(img, 4.0, _rng(), 1.0)
+    assert out.sum() == pytest.approx(1) and np.count_nonzero(out > 1e-9) >= 4
+
+
+def _spread(out):
+    """Root mean squared distance of an image's mass from its centre of mass."""
+    out = out[0] / out[0].sum()
+    yy, xx = np.mgrid[: out.shape[0], : out.shape[1]]
+    cy, cx = (out * yy).sum(), (out * xx).sum()
+    return np.sqrt((out * ((yy - cy) ** 2 + (xx - cx) ** 2)).sum())
+
+
+@pytest.mark.parametrize("name", ["defocus_blur", "motion_blur"])
+def test_lengths_are_in_28_pixel_units(name):
+    """The same strength blurs a 56×56 image over twice as many pixels as a 28×28 one."""
+    spreads = []
+    for side in (28, 56):
+        img = np.zeros((1, side, side))
+        img[0, side // 2, side // 2] = 1.0
+        spreads.append(_spread(corruptions.apply(img, name, 8.0, seed=0)))
+    assert spreads[1] / spreads[0] == pytest.approx(2.0, rel=0.1)
+
+
+def test_snow_formula():
+    t = 0.4
+    out = corruptions._snow(X, t, _rng(), 1.0)
+    rng = _rng()
+    flakes = (rng.random(X.shape) < 0.25 * t).astype(float)
+    flakes = corruptions._motion_blur(flakes, 2.0, rng, 1.0) * 2.0
+    expect = (1 - 0.6 * t) * X + 0.6 * t * np.clip(0.5 + 1.5 * X, 0, 1) + flakes
+    assert np.allclose(out, expect)
+    assert np.allclose(corruptions._snow(X, 0.0, _rng(), 1.0), X)
+
+
+def test_zoom_blur_formula():
+    assert np.allclose(corruptions._zoom_blur(X, 0.0, _rng()), X)
+    const = np.full((1, 16, 16), 0.3)
+    assert np.allclose(corruptions._zoom_blur(const, 1.0, _rng()), 0.3)
+    from scipy import ndimage
+
+    out = corruptions._zoom_blur(X, 0.5, _rng())
+    acc = X.copy()
+    for z in np.linspace(1, 1.5, 8)[1:]:
+        big = ndimage.zoom(X, (1, z, z), order=1)
+        top, left = (big.shape[1] - 16) // 2, (big.shape[2] - 16) // 2
+        acc += big[:, top : top + 16, left : left + 16]
+    assert np.allclose(out, acc / 8)
+
+
+def test_corrupt_takes_a_severity_table():
+    table = {"brightness": [0.1 * i for i in range(1, 11)]}
+    assert np.allclose(corruptions.corrupt(X, "brightness", 3, severity=table), np.clip(X + 0.3, 0, 1))
+    with pytest.raises(ValueError, match="10 strengths"):
+        corruptions.corrupt(X, "fog", 3, severity=table)
+
+
+def test_calibrate_clamps_at_both_ends_and_reads_a_non_monotone_curve_by_its_running_minimum():
+    grid = [0.0, 1.0, 2.0, 3.0]
+    acc = {0.0: 0.8, 1.0: 0.6, 2.0: 0.7, 3.0: 0.4}  # rises at 2: the running minimum is 0.8, 0.6, 0.6, 0.4
+    out, clamped = corruptions.calibrate(lambda n, t: acc[t], "fog", grid, [0.9, 0.7, 0.5, 0.3], True)
+    assert out == pytest.approx([0.0, 0.5, 2.5, 3.0])  # 0.5 lies between 0.6 (t = 2, running min) and 0.4
+    assert clamped == [True, False, False, True]
+    with pytest.raises(ValueError, match="increasing"):
+        corruptions.calibrate(lambda n, t: 0.5, "fog", [1.0, 0.5], [0.4])

@@ -107,3 +107,125 @@ def test_bad_input(probs, labels, centroids, message):
 def test_centroids_need_a_correct_example_per_class():
     with pytest.raises(ValueError, match=r"class\(es\) \[1\] have no correctly classified"):
         mlm.initial_centroids(np.array([[0.9, 0.1], [0.8, 0.2]]), np.array([0, 1]))
+
+
+def _aggregation_case():
+    centroids = np.eye(3)
+    probs = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    return probs, np.array([0, 0, 0, 1, 2]), centroids
+
+
+def test_min_mean_max_aggregation_differ_on_a_hand_matrix():
+    probs, labels, centroids = _aggregation_case()
+    # distances of the three class-0 outputs to centroid 1: √2, √0.5, √1.5
+    to1 = np.array([np.sqrt(2), np.sqrt(0.5), np.sqrt(1.5)])
+    to2 = np.array([np.sqrt(2), np.sqrt(1.5), np.sqrt(0.5)])
+    d = {
+        a: mlm.nearest_distance_matrix(probs, labels, centroids, aggregate=a) for a in ("min", "mean", "max")
+    }
+    assert d["min"][0, 1] == pytest.approx(to1.min())
+    assert d["mean"][0, 1] == pytest.approx(to1.mean())
+    assert d["max"][0, 1] == pytest.approx(to1.max())
+    assert d["mean"][0, 2] == pytest.approx(to2.mean())
+    # row 1 and row 2 have one example each: the three aggregations agree there
+    for a in ("mean", "max"):
+        assert np.allclose(d[a][1:], d["min"][1:], equal_nan=True)
+    # a tilted case where the MLM rows differ between the aggregations
+    probs2 = np.array([[0.9, 0.1, 0.0], [0.2, 0.8, 0.0], [0.6, 0.0, 0.4], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    m = {
+        a: mlm.misclassification_likelihood_matrix(probs2, labels, centroids, a)
+        for a in ("min", "mean", "max")
+    }
+    assert not np.allclose(m["min"][0], m["mean"][0]) and not np.allclose(m["mean"][0], m["max"][0])
+    assert m["min"][0, 1] > m["min"][0, 2]  # the nearest 0 → 1 output (0.2, 0.8) dominates under min
+    with pytest.raises(ValueError, match="aggregate"):
+        mlm.nearest_distance_matrix(probs, labels, centroids, aggregate="median")
+
+
+def test_nearest_distance_matrix_in_chunks_equals_one_pass():
+    probs, labels = _data(3, n=500)
+    c = mlm.initial_centroids(probs, labels)
+    for a in ("min", "mean", "max"):
+        one = mlm.nearest_distance_matrix(probs, labels, c, a)
+        chunked = mlm.nearest_distance_matrix(probs, labels, c, a, chunk=37)
+        assert np.allclose(one, chunked, equal_nan=True)
+
+
+def test_refine_centroids_moves_and_clusters_only_what_it_claims():
+    # class 0: two confident outputs and one correct but ambiguous output nearer class 1's mean
+    probs = np.array([[0.95, 0.05], [0.9, 0.1], [0.52, 0.48], [0.1, 0.9], [0.05, 0.95], [0.4, 0.6]])
+    labels = np.array([0, 0, 0, 1, 1, 0])  # the last is a misclassified 0
+    init = mlm.initial_centroids(probs, labels)
+    assert init[0] == pytest.approx(probs[:3].mean(0))
+    refined, shift = mlm.refine_centroids(probs, labels, subset="correct")
+    # (0.52, 0.48) is nearer class 0's mean (0.79, 0.21) than class 1's (0.075, 0.925), so k-means on
+    # the correct outputs reproduces the class means; with the misclassified (0.4, 0.6) included, that
+    # point joins cluster 1 and centroid 1 moves to the mean of three outputs.
+    assert shift == pytest.approx([0, 0], abs=1e-12)
+    refined_all, shift_all = mlm.refine_centroids(probs, labels, subset="all")
+    assert shift_all[0] == pytest.approx(0, abs=1e-12) and shift_all[1] > 0.1
+    assert refined_all[1] == pytest.approx(probs[[3, 4, 5]].mean(0))
+    from sklearn.cluster import KMeans
+
+    km = KMeans(n_clusters=2, init=init, n_init=1).fit(probs)
+    assert refined_all == pytest.approx(km.cluster_centers_)
+    # moving under "correct": an ambiguous correct output nearer the other class's mean
+    probs2 = np.array([[0.99, 0.01], [0.99, 0.01], [0.55, 0.45], [0.3, 0.7], [0.35, 0.65]])
+    labels2 = np.array([0, 0, 0, 1, 1])  # means 0.843 and 0.325: the 0.55 output is nearer class 1's
+    refined2, shift2 = mlm.refine_centroids(probs2, labels2)
+    assert shift2[0] > 0.1 and shift2[1] > 0.05
+    assert refined2[0] == pytest.approx(probs2[:2].mean(0)) and refined2[1] == pytest.approx(
+        probs2[2:].mean(0)
+    )
+    with pytest.raises(ValueError, match="subset"):
+        mlm.refine_centroids(probs, labels, subset="some")
+
+
+def test_calibration_helpers():
+    t = mlm.calibration_targets(0.9846)
+    assert t[0] == pytest.approx(0.9761) and t[-1] == pytest.approx(0.4883)
+    assert np.allclose(np.diff(t), np.diff(t)[0])  # linear
+    assert mlm.calibration_targets(0.5)[-1] == pytest.approx(0.5 * 0.4883 / 0.9846)
+    fit, cal = mlm.calibration_split(100, 20, seed=1)
+    assert (
+        len(fit) == 80
+        and len(cal) == 20
+        and not set(fit) & set(cal)
+        and set(fit) | set(cal) == set(range(100))
+    )
+    with pytest.raises(ValueError, match="n_calibration"):
+        mlm.calibration_split(10, 10)
+    a = np.arange(24, dtype=np.float32).reshape(6, 2, 2)
+    assert mlm.count_shared_images(a[:3], a[2:]) == 1 and mlm.count_shared_images(a[:2], a[2:]) == 0
+
+
+def test_same_weights():
+    import torch
+
+    from shifteval.zoo.models import paper_cnn
+
+    torch.manual_seed(0)
+    a = paper_cnn(16)
+    torch.manual_seed(0)
+    b = paper_cnn(16)
+    torch.manual_seed(1)
+    c = paper_cnn(16)
+    assert mlm.same_weights(a, a) and mlm.same_weights(a, b) and not mlm.same_weights(a, c)
+
+
+def test_row_rank_pooled_and_confusion_summary():
+    m = np.array([[0, 0.5, 0.3, 0.2], [0.1, 0, 0.6, 0.3], [0.3, 0.3, 0, 0.4], [0.2, 0.2, 0.6, 0]])
+    assert mlm.row_rank(m, 0, 1) == 1 and mlm.row_rank(m, 0, 3) == 3 and mlm.row_rank(m, 2, 0) == 2
+    with pytest.raises(ValueError):
+        mlm.row_rank(m, 1, 1)
+    probs = {("a", 1): np.ones((2, 3)) / 3, ("a", 2): np.eye(3)[:2], ("b", 1): np.eye(3)[1:]}
+    p, y = mlm.pooled(probs, [0, 1], ["a"])
+    assert p.shape == (4, 3) and y.tolist() == [0, 1, 0, 1]
+    cm = np.diag([10] * 10)
+    cm[8, 0], cm[8, 6], cm[3, 5] = 3, 1, 2
+    text = mlm.confusion_summary(cm)
+    assert (
+        "8 the most (4)" in text
+        and "8 is mostly taken for 0, 6" in text
+        and "3 is mostly taken for 5" in text
+    )

@@ -4,12 +4,11 @@ The perturbations are those of Hendrycks & Dietterich (2019) that the MLM paper 
 applies to MNIST: brightness, contrast, defocus blur, fog, frost, Gaussian noise, impulse noise, motion
 blur, pixelation, shot noise, snow and zoom blur. The paper tuned each perturbation's parameters "by
 trial and error" so that accuracy falls linearly with the level; it does not publish them. Here every
-perturbation has one strength parameter ``t`` (larger is stronger) and :data:`SEVERITY` lists ``t`` for
-levels 1-10. That table was calibrated once, with :func:`calibrate` and ``scripts/calibrate_corruptions.py``,
-for the MLM chapter's CNN on the replication world's 16×16 digits, so that its accuracy falls roughly
-linearly from about one point below clean accuracy at level 1 to about 50% at level 10 (the paper:
-97.6% → 48.8% on average). Lengths (blur radii, streak lengths) are given in pixels of a 28×28 image and
-scaled to the actual image size, so the same table is meaningful on MNIST.
+perturbation has one strength parameter ``t`` (larger is stronger). The MLM chapter sets ``t`` per level
+in every run by calibrating on a separate calibration model and held-out training images
+(:func:`shifteval.mlm.calibrate_severities`) and passes the table to :func:`corrupt`; :data:`SEVERITY`
+is a fixed fallback table for use without a calibration. Lengths (blur radii, streak lengths) are given
+in pixels of a 28×28 image and scaled to the actual image size, so the same table is meaningful on MNIST.
 
 Written with numpy/scipy rather than the ``imagecorruptions`` package: that package refuses images
 smaller than 32×32, and it is broken with NumPy 2 and current scikit-image. Hendrycks' reference code
@@ -28,10 +27,9 @@ CORRUPTIONS = (
 )  # fmt: skip
 LEVELS = tuple(range(1, 11))
 
-#: Strength ``t`` of each perturbation at levels 1-10 (see each function for what ``t`` means).
-#: Calibrated for the MLM chapter's CNN on the default replication world (see the module docstring)
-#: by ``python scripts/calibrate_corruptions.py``, 40 strengths per perturbation; that run printed
-#: clean accuracy 0.8745; targets [0.864, 0.823, 0.781, 0.74, 0.698, 0.656, 0.615, 0.573, 0.532, 0.49].
+#: Fallback strength ``t`` of each perturbation at levels 1-10 (see each function for what ``t`` means),
+#: used by :func:`corrupt` when no ``severity`` table is given. Set once for a CNN on the default
+#: replication world (an older procedure that calibrated on v1 itself); the chapter does not use it.
 SEVERITY = {
     "brightness": (0.0751, 0.141, 0.177, 0.207, 0.226, 0.245, 0.261, 0.273, 0.285, 0.297),
     "contrast": (0.242, 0.475, 0.574, 0.643, 0.701, 0.74, 0.769, 0.793, 0.814, 0.833),
@@ -92,8 +90,10 @@ def _power_law_noise(rng, shape, beta):
 
 
 def _fog(x, t, rng):
-    """Add a smooth cloud (1/f² noise, a plasma-fractal stand-in) of strength ``t``, then rescale the
-    maximum back (Hendrycks: ``(x + t·fog) · max(x) / (max(x) + t)``)."""
+    """Add a smooth cloud of strength ``t``, then rescale the maximum back.
+
+    The cloud is 1/f³ noise (a plasma-fractal stand-in); Hendrycks: ``(x + t·fog) · max(x) / (max(x) + t)``.
+    """
     fog = _power_law_noise(rng, x.shape, beta=3.0)
     mx = x.max(axis=(1, 2), keepdims=True)
     return (x + t * fog) * mx / (mx + t)
@@ -102,7 +102,8 @@ def _fog(x, t, rng):
 def _frost(x, t, rng):
     """Blend with a procedural ice texture: ridged 1/f noise gives thin bright veins.
 
-    ``(1 - t/3)·x + t·frost`` (Hendrycks blend photographs of frost with weights that grow together).
+    ``(1 - t/3)·x + 0.6·t·veins`` with ``veins = (1 - |2n - 1|)⁶`` for 1/f^1.5 noise ``n`` scaled to
+    [0, 1] (Hendrycks blend photographs of frost with weights that grow together).
     """
     n = _power_law_noise(rng, x.shape, beta=1.5)
     veins = (1 - np.abs(2 * n - 1)) ** 6
@@ -130,7 +131,7 @@ def _impulse_noise(x, t, rng):
 
 
 def _line_kernel(length, angle):
-    """A one-sided motion kernel: points along a segment of ``length`` px at ``angle``, bilinearly splatted."""
+    """One-sided motion kernel: points along a ``length`` px segment at ``angle``, splatted bilinearly."""
     r = int(np.ceil(length)) + 1
     k = np.zeros((2 * r + 1, 2 * r + 1))
     for s in np.linspace(0, length, max(2, int(4 * length) + 1)):
@@ -145,9 +146,11 @@ def _line_kernel(length, angle):
 
 
 def _motion_blur(x, t, rng, scale):
-    """Blur along a line of ``t`` px (28-pixel units) at an angle drawn per image in [-45°, 45°]
-    (ImageMagick's motion blur in Hendrycks' code, written as a line kernel). Angles are drawn from 19
-    directions 5° apart so that images sharing a direction are convolved together."""
+    """Blur along a line of ``t`` px (28-pixel units) at an angle drawn per image in [-45°, 45°].
+
+    ImageMagick's motion blur in Hendrycks' code, written as a line kernel. Angles are drawn from 19
+    directions 5° apart so that images sharing a direction are convolved together.
+    """
     angles = rng.integers(-9, 10, len(x))
     out = np.empty_like(x)
     for a in np.unique(angles):
@@ -157,7 +160,7 @@ def _motion_blur(x, t, rng, scale):
 
 
 def _area_matrix(n, block):
-    """(bins × n) matrix averaging pixels over consecutive blocks of ``block`` ≥ 1 pixels (partial overlap weighted)."""
+    """(bins × n) matrix averaging pixels over blocks of ``block`` ≥ 1 pixels (partial overlaps weighted)."""
     edges = np.arange(0, n + block, block)
     edges[-1] = n
     edges = np.unique(np.minimum(edges, n))
@@ -180,8 +183,11 @@ def _pixelation(x, t, rng):
 
 
 def _snow(x, t, rng, scale):
-    """Snowflakes and a grey veil: a fraction ``0.25 t`` of pixels become flakes, streaked by a short
-    motion blur, and the background is lifted towards 0.5 by ``0.6 t`` (Hendrycks' snow on a gray image)."""
+    """Snowflakes and a grey veil (Hendrycks' snow on a gray image).
+
+    A fraction ``0.25 t`` of pixels become flakes, streaked by a short motion blur (2 px, doubled in
+    intensity), and the background is lifted towards ``clip(0.5 + 1.5 x)`` by ``0.6 t``.
+    """
     flakes = (rng.random(x.shape) < 0.25 * t).astype(float)
     flakes = _motion_blur(flakes, 2.0, rng, scale) * 2.0
     veil = 0.6 * t
@@ -252,7 +258,7 @@ def apply(images, name: str, t: float, seed: int = 0):
     return out.astype(original.dtype)
 
 
-def corrupt(images, name: str, level: int, seed: int = 0):
+def corrupt(images, name: str, level: int, seed: int = 0, severity=None):
     """Perturb images with one of the twelve perturbations at a severity level.
 
     Parameters
@@ -265,6 +271,9 @@ def corrupt(images, name: str, level: int, seed: int = 0):
         0 (identity) to 10; the strength at each level is :data:`SEVERITY` ``[name][level - 1]``.
     seed : int
         Seed of the perturbation's randomness (noise, fog, flakes, blur directions).
+    severity : dict of str -> sequence of 10 floats, optional
+        Strengths per level replacing :data:`SEVERITY` (e.g. from a calibration,
+        :func:`shifteval.mlm.calibrate_severities`).
 
     Returns
     -------
@@ -278,40 +287,69 @@ def corrupt(images, name: str, level: int, seed: int = 0):
     if level == 0:
         _as_float(images)  # same validation as every other level
         return np.array(images, copy=True)
-    return apply(images, name, SEVERITY[name][level - 1], seed)
+    table = SEVERITY if severity is None else severity
+    if name not in table or len(table[name]) != 10:
+        raise ValueError(f"severity must give 10 strengths for {name!r}")
+    return apply(images, name, float(table[name][level - 1]), seed)
 
 
-def calibrate(accuracy_at, name: str, grid, targets):
-    """Strengths at which a model's accuracy hits each target (the procedure behind :data:`SEVERITY`).
+#: Strength ranges searched by :func:`shifteval.mlm.calibrate_severities`, from near identity upwards.
+GRIDS = {
+    "brightness": (0.0, 0.6), "contrast": (0.0, 0.97), "defocus_blur": (0.0, 10.0), "fog": (0.0, 4.0),
+    "frost": (0.0, 2.5), "gaussian_noise": (0.0, 1.2), "impulse_noise": (0.0, 0.7),
+    "motion_blur": (0.0, 25.0), "pixelation": (0.0, 0.95), "shot_noise": (0.005, 2.0), "snow": (0.0, 0.8),
+    "zoom_blur": (0.0, 2.0),
+}  # fmt: skip
+
+
+def calibrate(accuracy_at, name: str, grid, targets, return_clamped: bool = False):
+    """Strengths at which a model's accuracy hits each target (how a severity table is set).
 
     Parameters
     ----------
     accuracy_at : callable(name, t) -> float
-        The model's accuracy on the perturbed evaluation set.
+        The calibration model's accuracy on the perturbed calibration images.
     name : str
     grid : sequence of float
-        Increasing strengths to evaluate.
+        Increasing strengths to evaluate; start it at (or near) the identity strength so that a target
+        just below clean accuracy can be interpolated rather than clamped.
     targets : sequence of float
         Desired accuracies, one per level (decreasing).
+    return_clamped : bool
+        Also return, per target, whether it was clamped to an end of the grid.
 
     Returns
     -------
-    list of float
+    strengths : list of float
         For each target, the strength interpolated linearly between the last grid point whose accuracy
-        is above it and the first at or below it (accuracy made non-increasing first); the grid's first
-        point if that is already below, its last point if no point reaches it.
+        is above it and the first at or below it (accuracy made non-increasing first, so a non-monotone
+        curve is read by its running minimum); the grid's first point if that is already at or below the
+        target, its last point if no point reaches it (both clamped).
+    clamped : list of bool
+        Only with ``return_clamped``.
+
+    Examples
+    --------
+    >>> acc = {0.0: 1.0, 1.0: 0.5, 2.0: 0.75, 3.0: 0.25}
+    >>> calibrate(lambda n, t: acc[t], "fog", [0.0, 1.0, 2.0, 3.0], [0.75, 0.375, 0.1], return_clamped=True)
+    ([0.5, 2.5, 3.0], [False, False, True])
     """
     grid = np.asarray(grid, dtype=float)
+    if grid.ndim != 1 or len(grid) < 2 or np.any(np.diff(grid) <= 0):
+        raise ValueError("grid must be an increasing sequence of at least two strengths")
     acc = np.minimum.accumulate(np.array([accuracy_at(name, t) for t in grid]))
-    out = []
+    out, clamped = [], []
     for a in targets:
         below = np.flatnonzero(acc <= a)
         if len(below) == 0:
             out.append(float(grid[-1]))
+            clamped.append(True)
         elif below[0] == 0:
             out.append(float(grid[0]))
-        else:  # linear interpolation between the last grid point above the target and the first at or below it
+            clamped.append(True)
+        else:  # interpolate between the last grid point above the target and the first at or below it
             i = below[0]
             frac = (acc[i - 1] - a) / (acc[i - 1] - acc[i])
             out.append(float(grid[i - 1] + frac * (grid[i] - grid[i - 1])))
-    return out
+            clamped.append(False)
+    return (out, clamped) if return_clamped else out
