@@ -71,3 +71,34 @@ def write_idx_dataset(folder, images, labels, split_at):
     for prefix, sl in (("train", slice(0, split_at)), ("t10k", slice(split_at, None))):
         (folder / f"{prefix}-images-idx3-ubyte.gz").write_bytes(gzip.compress(encode_idx(images[sl])))
         (folder / f"{prefix}-labels-idx1-ubyte").write_bytes(encode_idx(np.asarray(labels[sl], np.uint8)))
+
+
+@pytest.fixture(scope="session")
+def real_data(tmp_path_factory):
+    """MNIST and Fashion-MNIST fetched the way users get them: ``shifteval data get`` with checksums,
+    here from a local web server mirroring ``../shared/realdata`` (skipped when that folder is absent)."""
+    import functools
+    import http.server
+    import threading
+
+    source = SHARED / "realdata"
+    if not (source / "mnist").is_dir() or not (source / "fashion-mnist").is_dir():
+        pytest.skip(f"real data folder {source} is absent")
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(source)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    root = tmp_path_factory.mktemp("data")
+    try:
+        mirror = f"http://127.0.0.1:{httpd.server_address[1]}/{{name}}"
+        out = shifteval(
+            "data", "get", "mnist", "fashion-mnist", "--root", str(root), "--mirror", mirror, cwd=ROOT
+        )
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert out.returncode == 0, out.stderr[-3000:]
+    return root
