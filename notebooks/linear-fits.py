@@ -458,7 +458,7 @@ R.claim(
 # ## A second testbed: 136 timm models (Engstrom et al. 2020, App. G)
 #
 # {cite:t}`engstrom2020bias` evaluated 136 pretrained models from the timm library on ImageNet and
-# ImageNetV2 MatchedFrequency. Their models are newer and stronger than Recht et al.'s; does the same line
+# ImageNetV2 MatchedFrequency. Their models are newer than Recht et al.'s; does the same line
 # describe them?
 
 # %%
