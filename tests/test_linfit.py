@@ -431,3 +431,15 @@ def test_figure_12_and_13_draw_every_panel_with_the_right_models():
             hollow = [ln for ln in ax.lines if ln.get_label().startswith("Fisher vectors")]
             assert sum(len(ln.get_xdata()) for ln in hollow) == fv_points
         plt.close(fig)
+
+
+def test_six_model_subsets_pin_the_slope_far_less():
+    t = published.load_table("recht2019_cifar10")
+    x, y = t.orig_acc / 100, t.new_acc / 100
+    full = linfit.fit_table(t, n_boot=20_000, seed=0)
+    w6 = testbeds.subset_slope_width(x, y, 6, n_subsets=10, seed=0)
+    w34 = testbeds.subset_slope_width(x, y, 34, n_subsets=3, seed=0)
+    assert w6 > 2 * np.ptp(full.slope_ci)
+    assert w34 == pytest.approx(np.ptp(full.slope_ci), rel=0.15)  # all models: the full fit's interval
+    with pytest.raises(ValueError, match="k must be between 3"):
+        testbeds.subset_slope_width(x, y, 2)
