@@ -83,3 +83,22 @@ def test_linear_fits_default_run_claims_hold(default_project):
     outputs = json.dumps([c.get("outputs", []) for c in nb["cells"] if c["cell_type"] == "code"])
     for c in claims:
         assert json.dumps(c["text"])[1:-1] in outputs, c["id"]
+
+
+def test_linear_fits_per_image_section_on_the_released_predictions(built_book):
+    """The per-image section runs on the shipped ImageNetV2 table at smoke size too (no download)."""
+    project, _ = built_book
+    res = json.loads((project / "book" / "chapters" / "linear-fits.results.json").read_text())
+    per = res["per_image"]
+    assert per["models"] == 67 and per["tables_agree"] and per["tables_max_abs_diff"] <= 0.05 + 1e-9
+    lo2, hi2 = per["two_level_slope_ci"]
+    lo1, hi1 = per["model_only_slope_ci"]
+    assert lo2 <= per["slope"] <= hi2 and lo1 <= per["slope"] <= hi1
+    assert hi2 - lo2 > hi1 - lo1  # images add uncertainty the model-only bootstrap leaves out
+    wrong = per["all_wrong"]
+    assert (
+        wrong["imagenetv2-b-33"]["all_wrong"] == 936
+        and wrong["imagenet-validation-original"]["all_wrong"] == 2384
+    )
+    assert 0 < per["class_drops"]["mean_spearman"] < 1
+    assert "linear-fits-per-image-classes" in res["figures"]

@@ -119,6 +119,27 @@ def compare_with_paper(corr: Correctness, original: str = ORIGINAL) -> tuple[pd.
     return comparison, float(comparison.abs_diff[values].max())
 
 
+def only_ties_differ(agreement: pd.DataFrame, tol: float = 1e-6) -> bool:
+    """Whether every printed value that is not its recomputation rounded to 0.1 sits at a rounding tie.
+
+    A value recomputed as exactly ``x.x5`` may be printed rounded up or down; any other mismatch would be
+    a real disagreement. Ranks (columns ending in ``rank``) are not rounded and are left out.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"column": ["gap", "gap"], "printed": [1.2, 3.4], "recomputed": [1.25, 3.41]})
+    >>> only_ties_differ(t)
+    True
+    >>> only_ties_differ(pd.DataFrame({"column": ["gap"], "printed": [1.2], "recomputed": [1.26]}))
+    False
+    """
+    values = agreement[~agreement["column"].str.endswith("rank")]
+    recomputed = values["recomputed"].to_numpy(float)
+    mismatch = np.abs(np.round(recomputed, 1) - values["printed"].to_numpy(float)) > tol
+    tenths = recomputed[mismatch] * 10
+    return bool((np.abs((tenths - np.floor(tenths)) - 0.5) < 1e-6).all())
+
+
 def _class_sums(x: np.ndarray, labels: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
     """Per-class sums of the columns of ``x`` (models × images) and images per class."""
     order = np.argsort(labels, kind="stable")

@@ -295,3 +295,24 @@ def zoo_fits(acc, fits: dict, strategies, reference: str = "v1"):
             )  # fmt: skip
     fig.tight_layout()
     return fig
+
+
+def per_image_class_drops(drops, share: float = 0.9):
+    """Per-class accuracy drop on MatchedFrequency, classes sorted by their mean drop over models.
+
+    Beyond Recht et al. (2019), whose tables give one accuracy per model: the band spans the 10th to
+    90th percentile of the models' drops in each class, the line is their mean.
+    """
+    values = np.asarray(drops, dtype=float)
+    order = np.argsort(values.mean(axis=0))[::-1]
+    mean = values.mean(axis=0)[order]
+    lo, hi = np.percentile(values, [10, 90], axis=0)[:, order]
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    x = np.arange(values.shape[1])
+    ax.fill_between(x, lo, hi, color="#95a5a6", alpha=0.45, lw=0, label="10th-90th percentile of models")
+    ax.plot(x, mean, color=FIT_COLOR, lw=1.5, label="mean over models")
+    ax.axhline(0, color="0.3", lw=0.8)
+    ax.set_xlabel("ImageNet class, sorted by mean drop")
+    ax.set_ylabel("accuracy drop (points)")
+    ax.legend(fontsize="small", loc="upper right")
+    return fig
