@@ -275,7 +275,9 @@ R.claim(
 # %%
 examples, n_misclustered, n_correct = mlm.ambiguous_examples(p_train, y_train, centroids)
 dist_train = mlm.centroid_distances(p_train[examples], centroids)
-fig = viz.mlm.fig3_4_ambiguous(x_train[examples], p_train[examples], y_train[examples], dist_train, [0, 1])
+fig = viz.mlm.fig3_4_ambiguous(
+    x_train[examples], p_train[examples], y_train[examples], dist_train, [0, 1], ids=examples
+)
 viz.figure("mlm-fig2", fig)
 R.claim(
     "mlm-misclustered",
