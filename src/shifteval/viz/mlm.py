@@ -34,14 +34,19 @@ def fig1_2_confusion_and_mlm(cm, m_perturbed, m_clean):
     )
 
 
-def fig3_4_ambiguous(images, probs, labels, dist, idx):
-    """Figures 3 and 4: softmax bars (top) and distances to every centroid (bottom) of chosen images."""
+def fig3_4_ambiguous(images, probs, labels, dist, idx, ids=None):
+    """Figures 3 and 4: softmax bars (top) and distances to every centroid (bottom) of chosen images.
+
+    ``idx`` indexes the given arrays; ``ids`` (default ``idx``) are the numbers shown in the titles, e.g.
+    the images' indices in the training set.
+    """
+    ids = list(idx) if ids is None else list(ids)
     k = probs.shape[1]
     fig, axes = plt.subplots(2, 1 + len(idx), figsize=(4 + 5 * len(idx), 5.5))
     for col, i in enumerate(idx):
         axes[0, 1 + col].bar(range(k), probs[i], color="tab:blue")
         axes[0, 1 + col].set(
-            title=f"image {i}: label {labels[i]}, nearest centroid {dist[i].argmin()}",
+            title=f"image {ids[col]}: label {labels[i]}, nearest centroid {dist[i].argmin()}",
             ylabel="softmax",
             xticks=range(k),
         )
@@ -50,7 +55,7 @@ def fig3_4_ambiguous(images, probs, labels, dist, idx):
     for row in range(2):
         if row < len(idx):
             axes[row, 0].imshow(images[idx[row]], cmap="gray_r")
-            axes[row, 0].set(title=f"image {idx[row]}")
+            axes[row, 0].set(title=f"image {ids[row]}")
         axes[row, 0].set(xticks=[], yticks=[])
     fig.tight_layout()
     return fig
