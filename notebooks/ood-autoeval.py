@@ -136,7 +136,9 @@ R.say(
 # that the auxiliary outliers are made without the test sources' generators).
 
 # %%
-outliers = ae.auxiliary_outliers(outlier_exposure, side, ae.stream(seed, "auxiliary")) if outlier_exposure else None
+outliers = (
+    ae.auxiliary_outliers(outlier_exposure, side, ae.stream(seed, "auxiliary")) if outlier_exposure else None
+)
 rows = [id_data[id_sources[0]][0][:8]] + [ood_data[s][:8] for s in ood_sources]
 labels = [f"ID: {id_sources[0]}"] + [s.replace("_", " ") for s in ood_sources]
 if outliers is not None:
@@ -168,7 +170,9 @@ viz.figure("ood-autoeval-fig1")
 # %%
 examples = list(ae.meta_dataset(*pools.meta, n_sets=6, set_size=8, seed=seed))
 fig = viz.image_grid(
-    np.stack([x for x, _, _ in examples]), row_labels=[", ".join(u) or "none" for _, _, u in examples], cmap="gray"
+    np.stack([x for x, _, _ in examples]),
+    row_labels=[", ".join(u) or "none" for _, _, u in examples],
+    cmap="gray",
 )
 viz.figure("ood-autoeval-fig2")
 
@@ -203,8 +207,15 @@ viz.figure("ood-autoeval-fig2")
 # each source from the first ID source and the share of its images the threshold lets through.
 
 # %% tags=["remove-stderr"]
-sizes = dict(n_sets=meta_sets, n_val_sets=meta_val_sets, set_size=meta_set_size, seed=seed,
-             detector_epochs=detector_epochs, detector_lr=detector_lr, cache=cache_dir() / "autoeval")  # fmt: skip
+sizes = dict(
+    n_sets=meta_sets,
+    n_val_sets=meta_val_sets,
+    set_size=meta_set_size,
+    seed=seed,
+    detector_epochs=detector_epochs,
+    detector_lr=detector_lr,
+    cache=cache_dir() / "autoeval",
+)
 images = {**{s: x for s, (x, _) in id_data.items()}, **ood_data}
 id_labels = {s: y for s, (_, y) in id_data.items()}
 bb, est, outs = ae.prepare(arch, epochs, pools, images, outliers=outliers, **sizes)
@@ -215,7 +226,9 @@ ref_id = id_sources[0]
 detection = ae.detection_table(bb.train, outs, ref_id, ood_sources, threshold_percentile)
 fig = figs.fig_energy(bb.train, outs, ref_id, ood_sources, threshold_percentile)
 viz.figure("ood-autoeval-energy")
-viz.table("ood-autoeval-detection", detection.style.format({"AUROC": "{:.3f}", "share kept": "{:.1%}"}, na_rep="–"))
+viz.table(
+    "ood-autoeval-detection", detection.style.format({"AUROC": "{:.3f}", "share kept": "{:.1%}"}, na_rep="–")
+)
 
 # %% tags=["remove-input"]
 det = detection.loc["detector (outlier exposure)", "AUROC"].drop(ref_id).to_dict()
@@ -233,7 +246,8 @@ R.say(
     R.claim(
         "detector-beats-classifier",
         "; outlier exposure raises the AUROC of every source above that of the classifier's own energies ("
-        + ", ".join(f"{s.replace('_', ' ')} {cls[s]:.3f} → {det[s]:.3f}" for s in ood_sources) + ").",
+        + ", ".join(f"{s.replace('_', ' ')} {cls[s]:.3f} → {det[s]:.3f}" for s in ood_sources)
+        + ").",
         all(det[s] > cls[s] for s in ood_sources),
         **{f"{s}_classifier": cls[s] for s in ood_sources},
     ),
@@ -270,10 +284,22 @@ reps_train, train_acc = ae.meta_targets(bb.meta_train, bb.meta_train_labels, est
 reps_val, val_acc = ae.meta_targets(bb.meta_val, bb.meta_val_labels, est.ref)
 pred_mlp = np.array([est.predict_mlp(o) for o in bb.meta_val])
 pred_lin = np.array([est.predict_linear(o) for o in bb.meta_val])
-meta_validation = {"mlp": ae.rmse(pred_mlp, val_acc), "linear_fd": ae.rmse(pred_lin, val_acc),
-                   "mlp_alpha": est.mlp_alpha, "accuracy_range": [float(train_acc.min()), float(train_acc.max())]}  # fmt: skip
-fig = figs.fig2_regression(reps_train[:, -1], train_acc, reps_val[:, -1], val_acc, pred_mlp, pred_lin,
-                           meta_validation["mlp"], meta_validation["linear_fd"])  # fmt: skip
+meta_validation = {
+    "mlp": ae.rmse(pred_mlp, val_acc),
+    "linear_fd": ae.rmse(pred_lin, val_acc),
+    "mlp_alpha": est.mlp_alpha,
+    "accuracy_range": [float(train_acc.min()), float(train_acc.max())],
+}
+fig = figs.fig2_regression(
+    reps_train[:, -1],
+    train_acc,
+    reps_val[:, -1],
+    val_acc,
+    pred_mlp,
+    pred_lin,
+    meta_validation["mlp"],
+    meta_validation["linear_fd"],
+)
 viz.figure("ood-autoeval-fig3")
 
 # %% tags=["remove-input"]
@@ -290,7 +316,9 @@ R.claim(
 # ```{glue:figure} ood-autoeval-fig3
 # :name: fig-ood-autoeval-fig3
 #
-# **Regression on the meta-dataset.** Left: classifier accuracy against Fréchet distance to the training set for training (dots) and validation (crosses) meta-sets. Right: predicted against true accuracy on the validation meta-sets, for the MLP on the full representation and linear regression on FD.
+# **Regression on the meta-dataset.** Left: classifier accuracy against Fréchet distance to the training
+# set for training (dots) and validation (crosses) meta-sets. Right: predicted against true accuracy on the
+# validation meta-sets, for the MLP on the full representation and linear regression on FD.
 # ```
 
 # %% [markdown]
@@ -332,7 +360,8 @@ R.say(
     ),
     R.claim(
         "energy-ood-beats-baselines",
-        "The OOD-aware estimate is also below every baseline; the best baseline, {best}, errs by {b:.2f} points.",
+        "The OOD-aware estimate is also below every baseline; the best baseline, {best}, errs by "
+        "{b:.2f} points.",
         rmse_10["autoeval_energy_ood"] < baselines[best_baseline],
         best=ae.METHOD_LABELS[best_baseline],
         b=baselines[best_baseline],
@@ -362,16 +391,24 @@ clean_id = id_sources[0]
 clean_bias = ae.clean_bias(est, outs[clean_id], id_labels[clean_id], threshold_percentile)
 val_acc_pool = float((bb.val_pool.logits.argmax(1) == pools.val[1]).mean())
 clean_acc = float((outs[clean_id].logits.argmax(1) == id_labels[clean_id]).mean())
-viz.table("ood-autoeval-clean", __import__("pandas").Series(clean_bias, name="signed error (points)").to_frame().style.format("{:+.2f}"))
+viz.table(
+    "ood-autoeval-clean",
+    __import__("pandas").Series(clean_bias, name="signed error (points)").to_frame().style.format("{:+.2f}"),
+)
 
 # %% tags=["remove-input"]
 R.say(
     R.claim(
         "clean-bias-small",
-        "On clean {src} (accuracy {acc:.1%}; validation pool {val:.1%}) DoC errs by {doc:+.2f}, ATC by {atc:+.2f} "
+        "On clean {src} (accuracy {acc:.1%}; validation pool {val:.1%}) DoC errs by {doc:+.2f}, "
+        "ATC by {atc:+.2f} "
         "and AutoEval by {ae_:+.2f} points, all within 3 points.",
         max(abs(clean_bias[m]) for m in ("doc", "atc", "autoeval")) < 3,
-        src=clean_id, acc=clean_acc, val=val_acc_pool, doc=clean_bias["doc"], atc=clean_bias["atc"],
+        src=clean_id,
+        acc=clean_acc,
+        val=val_acc_pool,
+        doc=clean_bias["doc"],
+        atc=clean_bias["atc"],
         ae_=clean_bias["autoeval"],
     ),
 )
@@ -401,7 +438,8 @@ kept = main.groupby("ood")["ood_kept"].mean()
 excluded = float(main["id_excluded"].mean())
 R.say(
     f"At the {threshold_percentile:g}th percentile the detector lets through "
-    + ", ".join(f"{100 * v:.1f}% of {k.replace('_', ' ')}" for k, v in kept.items()) + ".",
+    + ", ".join(f"{100 * v:.1f}% of {k.replace('_', ' ')}" for k, v in kept.items())
+    + ".",
     R.claim(
         "id-excluded-above-nominal",
         "It wrongly removes {x:.1f}% of the ID images, more than the nominal {nominal:g}%: test digits, and "
@@ -416,7 +454,8 @@ R.say(
 # ```{glue:figure} ood-autoeval-fig4
 # :name: fig-ood-autoeval-fig4
 #
-# **Figure 3 analog.** Share of ID images judged OOD, share of OOD images kept, and the RMSE of the OOD-aware estimate, as the energy threshold moves through percentiles of the training energies (10% OOD).
+# **Figure 3 analog.** Share of ID images judged OOD, share of OOD images kept, and the RMSE of the
+# OOD-aware estimate, as the energy threshold moves through percentiles of the training energies (10% OOD).
 # ```
 
 # %% [markdown]
@@ -448,7 +487,8 @@ R.say(
     ),
     R.claim(
         "ood-aware-flat",
-        "The OOD-aware estimate's RMSE stays between {lo:.2f} and {hi:.2f} points over the whole sweep, while "
+        "The OOD-aware estimate's RMSE stays between {lo:.2f} and {hi:.2f} points over the whole sweep, "
+        "while "
         "AutoEval's without detection rises to {plain_top:.2f}.",
         shares["autoeval_energy_ood"].max() < shares["autoeval"].loc[top],
         lo=shares["autoeval_energy_ood"].min(),
@@ -461,7 +501,8 @@ R.say(
 # ```{glue:figure} ood-autoeval-fig5
 # :name: fig-ood-autoeval-fig5
 #
-# **Figure 4 analog.** RMSE of five estimators as the share of OOD images in the test sets grows from 0% to 40%.
+# **Figure 4 analog.** RMSE of five estimators as the share of OOD images in the test sets grows from 0%
+# to 40%.
 # ```
 #
 # ```{glue:figure} ood-autoeval-shares
@@ -486,8 +527,15 @@ unseen_imgs = ae.unseen_transforms(base_images, base, seed)
 for name, x in unseen_imgs.items():
     id_labels[name] = base_labels
     outs[name] = ae.compute_outputs(bb.model, x, rotation=True, detector=bb.detector)
-unseen = ae.evaluate(est, outs, id_labels, outs, ood_share=ood_share, percentile=threshold_percentile,
-                     **{**mixing, "ids": list(unseen_imgs)})  # fmt: skip
+unseen = ae.evaluate(
+    est,
+    outs,
+    id_labels,
+    outs,
+    ood_share=ood_share,
+    percentile=threshold_percentile,
+    **{**mixing, "ids": list(unseen_imgs)},
+)
 unseen_rmse = ae.rmse_table(unseen, by=("id",)).drop(index="all sets")
 fig = figs.fig5_unseen(unseen_rmse, ae.METHOD_LABELS)
 viz.figure("ood-autoeval-fig6")
@@ -499,8 +547,11 @@ R.say(
     R.claim(
         "unseen-energy-ood-vs-plain",
         "On both, the OOD-aware estimate errs less than AutoEval without detection ("
-        + "; ".join(f"{k}: {unseen_rmse.loc[k, 'autoeval_energy_ood']:.2f} vs {unseen_rmse.loc[k, 'autoeval']:.2f}"
-                    for k in unseen_imgs) + " points).",
+        + "; ".join(
+            f"{k}: {unseen_rmse.loc[k, 'autoeval_energy_ood']:.2f} vs {unseen_rmse.loc[k, 'autoeval']:.2f}"
+            for k in unseen_imgs
+        )
+        + " points).",
         bool((unseen_rmse["autoeval_energy_ood"] < unseen_rmse["autoeval"]).all()),
     ),
 )
@@ -509,7 +560,8 @@ R.say(
 # ```{glue:figure} ood-autoeval-fig6
 # :name: fig-ood-autoeval-fig6
 #
-# **Figure 5 analog.** RMSE of five estimators on test sets whose ID part was transformed in ways the meta-dataset never used (cutout; shear with reduced contrast), with 10% OOD.
+# **Figure 5 analog.** RMSE of five estimators on test sets whose ID part was transformed in ways the
+# meta-dataset never used (cutout; shear with reduced contrast), with 10% OOD.
 # ```
 
 # %% [markdown]
@@ -586,22 +638,28 @@ R.say(
 
 # %% tags=["remove-input"]
 hardest = min(detector_auroc, key=detector_auroc.get)
-display(Markdown("````{solution} ood-autoeval-ex-letters\n:class: dropdown\n" + R.say(
-    R.claim(
-        "textures-hardest",
-        "In this run textures are the hardest source (AUROC {t:.3f}, the lowest of the three; {k:.1f}% kept at "
-        "the threshold).",
-        hardest == "textures",
-        t=detector_auroc.get("textures", np.nan),
-        k=100 * kept.get("textures", np.nan),
-    ),
-    "Energy is low where the logits are large. Outlier exposure raises the energy of images like the "
-    "auxiliary outliers, and of whatever the network generalises that to: pen strokes teach it that "
-    "strokes which are not digits are foreign, which carries over to letters; tiles of pictures carry over "
-    "to photograph patches. Periodic textures are unlike anything in the auxiliary set, so the fine-tuning "
-    "has least to say about them — the detector's AUROC is an empirical question per source, not a property "
-    "of the source alone.",
-).markdown() + "\n````"))
+display(
+    Markdown(
+        "````{solution} ood-autoeval-ex-letters\n:class: dropdown\n"
+        + R.say(
+            R.claim(
+                "textures-hardest",
+                "In this run textures are the hardest source (AUROC {t:.3f}, the lowest of the three; {k:.1f}% kept at "
+                "the threshold).",
+                hardest == "textures",
+                t=detector_auroc.get("textures", np.nan),
+                k=100 * kept.get("textures", np.nan),
+            ),
+            "Energy is low where the logits are large. Outlier exposure raises the energy of images like the "
+            "auxiliary outliers, and of whatever the network generalises that to: pen strokes teach it that "
+            "strokes which are not digits are foreign, which carries over to letters; tiles of pictures carry over "
+            "to photograph patches. Periodic textures are unlike anything in the auxiliary set, so the fine-tuning "
+            "has least to say about them — the detector's AUROC is an empirical question per source, not a property "
+            "of the source alone.",
+        ).markdown()
+        + "\n````"
+    )
+)
 
 # %% [markdown]
 # ````{exercise}
@@ -634,26 +692,31 @@ display(Markdown("````{solution} ood-autoeval-ex-letters\n:class: dropdown\n" + 
 # ````
 
 # %%
-R.record({
-    "data": data.label,
-    "backbones": [arch, second_arch],
-    "id_sources": id_sources,
-    "ood_sources": ood_sources,
-    "set_size": set_size,
-    "ood_share": ood_share,
-    "threshold_percentile": threshold_percentile,
-    "meta_sets": meta_sets,
-    "meta_validation_rmse": meta_validation,
-    "outlier_exposure": outlier_exposure,
-    "detector_auroc": detector_auroc,
-    "pools": {"base_digit_overlap": pools.overlap, "sizes": {"fit": n_fit, "meta": n_meta, "validation": n_val}},
-    "clean_bias": clean_bias,
-    "detection": {f"{k[0]}: {k[1]}": row.to_dict() for k, row in detection.iterrows()},
-    "rmse_at_10pct_ood": rmse_10,
-    "table1": table1.to_dict(orient="index"),
-    "table2": table2.to_dict(orient="index"),
-    "threshold_sweep": sweep.to_dict(orient="records"),
-    "ood_share_sweep": {str(s): row.to_dict() for s, row in shares.iterrows()},
-    "unseen_transforms": unseen_rmse.to_dict(orient="index"),
-})  # fmt: skip
+R.record(
+    {
+        "data": data.label,
+        "backbones": [arch, second_arch],
+        "id_sources": id_sources,
+        "ood_sources": ood_sources,
+        "set_size": set_size,
+        "ood_share": ood_share,
+        "threshold_percentile": threshold_percentile,
+        "meta_sets": meta_sets,
+        "meta_validation_rmse": meta_validation,
+        "outlier_exposure": outlier_exposure,
+        "detector_auroc": detector_auroc,
+        "pools": {
+            "base_digit_overlap": pools.overlap,
+            "sizes": {"fit": n_fit, "meta": n_meta, "validation": n_val},
+        },
+        "clean_bias": clean_bias,
+        "detection": {f"{k[0]}: {k[1]}": row.to_dict() for k, row in detection.iterrows()},
+        "rmse_at_10pct_ood": rmse_10,
+        "table1": table1.to_dict(orient="index"),
+        "table2": table2.to_dict(orient="index"),
+        "threshold_sweep": sweep.to_dict(orient="records"),
+        "ood_share_sweep": {str(s): row.to_dict() for s, row in shares.iterrows()},
+        "unseen_transforms": unseen_rmse.to_dict(orient="index"),
+    }
+)
 print({k: round(v, 2) for k, v in rmse_10.items()})

@@ -64,8 +64,10 @@ def rmse(predicted: ArrayLike, actual: ArrayLike) -> float:
 
 
 def fit_temperature(logits: ArrayLike, labels: ArrayLike) -> float:
-    """Temperature scaling (Guo et al. 2017), as ATC calibrates first (Garg et al. 2022, §3): the T in
-    [0.05, 20] minimising the negative log-likelihood of ``softmax(logits / T)``."""
+    """Temperature scaling (Guo et al. 2017), as ATC calibrates first (Garg et al. 2022, §3).
+
+    Returns the T in [0.05, 20] minimising the negative log-likelihood of ``softmax(logits / T)``.
+    """
     z, y = np.asarray(logits, float), np.asarray(labels)
 
     def nll(log_t):
@@ -93,10 +95,12 @@ def atc_threshold(scores: ArrayLike, correct: ArrayLike) -> float:
     return float(np.quantile(scores, error)) if error > 0 else float(scores.min())
 
 
-def fill_missing_classes(inside: Outputs, support: Outputs, support_labels: ArrayLike, per_class: int,
-                         rng: np.random.Generator) -> Outputs:  # fmt: skip
-    """§3.5, last paragraph: add ``per_class`` held-out ID images of every class to the ID part of a test
-    set, so that a class missing from it (or nearly so) does not distort the representation.
+def fill_missing_classes(
+    inside: Outputs, support: Outputs, support_labels: ArrayLike, per_class: int, rng: np.random.Generator
+) -> Outputs:
+    """Add ``per_class`` held-out ID images of every class to a test set's ID part (§3.5, last paragraph).
+
+    A class missing from the test set (or nearly so) then does not distort the representation.
 
     Parameters
     ----------
@@ -144,11 +148,13 @@ class AutoEval:
     mlp_alpha: float = float("nan")
 
     def predict_mlp(self, outputs: Outputs) -> float:
+        """AutoEval's estimate: the MLP on the set's representation (0 for fewer than two images)."""
         if len(outputs.features) < 2:
             return 0.0
         return float(np.clip(self.mlp.predict(representation(outputs.features, self.ref)[None])[0], 0, 1))
 
     def predict_linear(self, outputs: Outputs) -> float:
+        """The linear baseline's estimate from the set's Fréchet distance."""
         fd = representation(outputs.features, self.ref)[-1]
         return float(np.clip(self.linear.predict([[fd]])[0], 0, 1))
 
@@ -245,7 +251,13 @@ def fit(
     val_correct = val_outputs.logits.argmax(1) == val_labels
     t = fit_temperature(val_outputs.logits, val_labels)
     return AutoEval(
-        ref, mlp_with(alpha), linear, (float(slope), float(intercept)), float(val_correct.mean()),
-        float(val_outputs.probs.max(axis=1).mean()), t,
-        atc_threshold(negative_entropy(val_outputs.logits, t), val_correct), alpha,
-    )  # fmt: skip
+        ref,
+        mlp_with(alpha),
+        linear,
+        (float(slope), float(intercept)),
+        float(val_correct.mean()),
+        float(val_outputs.probs.max(axis=1).mean()),
+        t,
+        atc_threshold(negative_entropy(val_outputs.logits, t), val_correct),
+        alpha,
+    )

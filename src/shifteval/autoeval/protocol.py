@@ -1,5 +1,8 @@
-"""The evaluation protocol (§4): data and held-out pools, test sets mixed from ID and OOD sources, the
-RMSE tables, the threshold and OOD-share sweeps, detection quality and the bias on clean data."""
+"""The evaluation protocol (§4).
+
+Data and held-out pools, test sets mixed from ID and OOD sources, the RMSE tables, the threshold and
+OOD-share sweeps, detection quality and the bias on clean data.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +21,11 @@ from .streams import stream, stream_seed
 
 @dataclass
 class Data:
-    """The labeled splits a chapter draws from (``{split: (images, labels)}``, float32 in [0, 1]), where
-    they come from, and the base digit of every training image (``None`` for real data)."""
+    """The labeled splits a chapter draws from and where they come from.
+
+    ``splits`` maps a split name to ``(images, labels)`` (float32 in [0, 1]); ``world`` and
+    ``train_index`` locate the training images in the replication world (``None`` for real data).
+    """
 
     splits: dict
     label: str
@@ -28,8 +34,11 @@ class Data:
 
 
 def load_data(world: dict | None = None, dataset: str | None = None, data_dir=None) -> Data:
-    """The replication world built with the overrides ``world`` (``dataset=None``) or MNIST's official idx
-    files in ``data_dir`` (``dataset="mnist"``: splits ``train`` and ``test``)."""
+    """Load the replication world or MNIST.
+
+    ``dataset=None``: the world built with the overrides ``world``; ``dataset="mnist"``: MNIST's official
+    idx files in ``data_dir`` (splits ``train`` and ``test``).
+    """
     if dataset is None:
         from ..datasets import world as worlds
 
@@ -60,8 +69,10 @@ def image_splits(world=None, dataset: str | None = None, data_dir=None):
 
 @dataclass
 class Pools:
-    """The classifier's training images and two held-out pools (training and validation meta-sets; the
-    validation pool is also DoC/ATC's held-out ID data), with the counted base-digit overlap."""
+    """The classifier's training images and two held-out pools, with their counted base-digit overlap.
+
+    ``meta`` feeds the training meta-sets, ``val`` the validation meta-sets and DoC/ATC's held-out data.
+    """
 
     fit: tuple
     meta: tuple
@@ -102,8 +113,11 @@ def training_pools(data: Data, holdout_fraction: float = 0.3, seed: int = 0) -> 
 
 
 def id_source(splits: dict, name: str, seed: int = 0):
-    """Images and labels of an ID source: a split (``v1``, ``matchedfrequency``, ``test``, ...), optionally
-    perturbed with ``+<perturbation>@<level>`` (e.g. ``v1+fog@3``, :mod:`shifteval.corruptions`)."""
+    """Images and labels of an ID source.
+
+    A split (``v1``, ``matchedfrequency``, ``test``, ...), optionally perturbed with
+    ``+<perturbation>@<level>`` (e.g. ``v1+fog@3``, :mod:`shifteval.corruptions`).
+    """
     from .. import corruptions
 
     base, _, pert = name.partition("+")
@@ -121,16 +135,24 @@ def id_source(splits: dict, name: str, seed: int = 0):
 
 
 def unseen_transforms(images: ArrayLike, base: str, seed: int = 0) -> dict:
-    """The §4.4 test sets with transformations absent from the meta-dataset: ``<base>-A (cutout)`` and
-    ``<base>-B (shear + contrast)``, each with its own stream."""
+    """The §4.4 test sets with transformations absent from the meta-dataset.
+
+    ``<base>-A (cutout)`` and ``<base>-B (shear + contrast)``, each with its own stream.
+    """
     return {
         f"{base}-A (cutout)": cutout(images, stream(seed, "unseen", "cutout")),
         f"{base}-B (shear + contrast)": shear_contrast(images, stream(seed, "unseen", "shear")),
     }
 
 
-def mix(id_outputs: Outputs, id_labels: ArrayLike, ood_outputs: Outputs, size: int, ood_share: float,
-        rng: np.random.Generator):  # fmt: skip
+def mix(
+    id_outputs: Outputs,
+    id_labels: ArrayLike,
+    ood_outputs: Outputs,
+    size: int,
+    ood_share: float,
+    rng: np.random.Generator,
+):
     """A test set of ``size`` images, ``round(size·ood_share)`` of them OOD (§4.1), without replacement.
 
     Returns
@@ -157,9 +179,20 @@ def mix(id_outputs: Outputs, id_labels: ArrayLike, ood_outputs: Outputs, size: i
     return Outputs.concatenate([a, b]), truth, np.r_[np.zeros(n_id, bool), np.ones(n_ood, bool)]
 
 
-def evaluate(est: AutoEval, id_outputs: dict, id_labels: dict, ood_outputs: dict, *, set_size: int,
-             ood_share: float, percentile: float, repeats: int, seed: int = 0, ids=None,
-             oods=None) -> pd.DataFrame:  # fmt: skip
+def evaluate(
+    est: AutoEval,
+    id_outputs: dict,
+    id_labels: dict,
+    ood_outputs: dict,
+    *,
+    set_size: int,
+    ood_share: float,
+    percentile: float,
+    repeats: int,
+    seed: int = 0,
+    ids=None,
+    oods=None,
+) -> pd.DataFrame:
     """Every method's estimate and the truth on test sets mixed from every ID × OOD source pair (§4.1).
 
     ``ids`` defaults to the sources with labels in ``id_labels``, ``oods`` to the sources of
@@ -180,14 +213,21 @@ def evaluate(est: AutoEval, id_outputs: dict, id_labels: dict, ood_outputs: dict
         for s_ood in oods:
             for r in range(repeats):
                 g = stream(seed, "test_mix", s_id, s_ood, r, int(round(1000 * ood_share)))
-                out, truth, is_ood = mix(id_outputs[s_id], id_labels[s_id], ood_outputs[s_ood], set_size,
-                                         ood_share, g)  # fmt: skip
+                out, truth, is_ood = mix(
+                    id_outputs[s_id], id_labels[s_id], ood_outputs[s_ood], set_size, ood_share, g
+                )
                 e = out.energies()
-                rows.append({
-                    "id": s_id, "ood": s_ood, "repeat": r, "truth": truth, **est.estimates(out, percentile),
-                    "id_excluded": float((e[~is_ood] > tau).mean()),
-                    "ood_kept": float((e[is_ood] <= tau).mean()) if is_ood.any() else np.nan,
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "id": s_id,
+                        "ood": s_ood,
+                        "repeat": r,
+                        "truth": truth,
+                        **est.estimates(out, percentile),
+                        "id_excluded": float((e[~is_ood] > tau).mean()),
+                        "ood_kept": float((e[is_ood] <= tau).mean()) if is_ood.any() else np.nan,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -203,13 +243,22 @@ def rmse_table(frame: pd.DataFrame, methods=METHODS, by=("id", "ood")) -> pd.Dat
 
 
 def threshold_sweep(est: AutoEval, outputs: dict, id_labels: dict, percentiles, **mixing) -> pd.DataFrame:
-    """The paper's Figure 3: per threshold percentile, the share of ID images excluded, of OOD images kept,
-    and the RMSE of the OOD-aware estimate (one test set per pair)."""
+    """The paper's Figure 3: the two error sources and the RMSE per threshold percentile.
+
+    Per percentile: the share of ID images excluded, of OOD images kept, and the RMSE of the OOD-aware
+    estimate (one test set per pair).
+    """
     rows = []
     for q in percentiles:
         f = evaluate(est, outputs, id_labels, outputs, percentile=q, **{**mixing, "repeats": 1})
-        rows.append({"percentile": q, "id_excluded": f["id_excluded"].mean(), "ood_kept": f["ood_kept"].mean(),
-                     "rmse": rmse(f["autoeval_energy_ood"], f["truth"])})  # fmt: skip
+        rows.append(
+            {
+                "percentile": q,
+                "id_excluded": f["id_excluded"].mean(),
+                "ood_kept": f["ood_kept"].mean(),
+                "rmse": rmse(f["autoeval_energy_ood"], f["truth"]),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -224,7 +273,8 @@ def share_sweep(est: AutoEval, outputs: dict, id_labels: dict, shares, **mixing)
 
 def detection_table(train: Outputs, outputs: dict, ref_id: str, oods, percentile: float) -> pd.DataFrame:
     """AUROC of each OOD source against ``ref_id`` and the share of each set kept at the threshold, by the
-    classifier's own energies and by the detector's (index: (energies of, set))."""
+    classifier's own energies and by the detector's (index: (energies of, set)).
+    """
     scorers = {
         "classifier": lambda o: energy(o.logits),
         "detector (outlier exposure)": lambda o: o.energies(),
@@ -234,8 +284,10 @@ def detection_table(train: Outputs, outputs: dict, ref_id: str, oods, percentile
         tau = energy_threshold(score(train), percentile)
         ref = score(outputs[ref_id])
         for s in oods:
-            rows[(name, s)] = {"AUROC": auroc(ref, score(outputs[s])),
-                               "share kept": float(np.mean(score(outputs[s]) <= tau))}  # fmt: skip
+            rows[(name, s)] = {
+                "AUROC": auroc(ref, score(outputs[s])),
+                "share kept": float(np.mean(score(outputs[s]) <= tau)),
+            }
         rows[(name, ref_id)] = {"AUROC": np.nan, "share kept": float(np.mean(ref <= tau))}
     table = pd.DataFrame(rows).T
     table.index.names = ["energies of", "set"]

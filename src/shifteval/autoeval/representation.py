@@ -90,8 +90,10 @@ def representation(features: ArrayLike, ref: Reference) -> NDArray[np.float64]:
 
 
 def meta_targets(outputs: list, labels: list, ref: Reference) -> tuple[np.ndarray, np.ndarray]:
-    """The regression data of a list of meta-sets (§3.3): each set's representation (FD in the last
-    column) and the classifier's accuracy on it."""
+    """The regression data of a list of meta-sets (§3.3).
+
+    Each set's representation (FD in the last column) and the classifier's accuracy on it.
+    """
     reps = np.stack([representation(o.features, ref) for o in outputs])
-    acc = np.array([float((o.logits.argmax(1) == y).mean()) for o, y in zip(outputs, labels)])
+    acc = np.array([float((o.logits.argmax(1) == y).mean()) for o, y in zip(outputs, labels, strict=True)])
     return reps, acc

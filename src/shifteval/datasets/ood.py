@@ -120,8 +120,8 @@ def auxiliary_outliers(n: int, side: int = 16, rng=0) -> NDArray[np.float32]:
     An offline stand-in for the 80 Million Tiny Images on which Zhu et al. fine-tune their detector
     (§4.2). A third each of: procedural pen strokes (one to three quadratic Bézier curves, bright on dark,
     random width), procedural geometric shapes (ellipses, rectangles, triangles, rings at random gray
-    levels over a gray background with noise), and tiles of matplotlib's bundled pictures (alternately edge contrast and
-    histogram-equalised gray levels). None uses a test source's generator or material
+    levels over a gray background with noise), and tiles of matplotlib's bundled pictures (alternately
+    edge contrast and histogram-equalised gray levels). None uses a test source's generator or material
     (:data:`GENERATORS`): no font, no letter, no sample photograph of scikit-learn, no periodic texture.
 
     Parameters
@@ -146,8 +146,10 @@ def auxiliary_outliers(n: int, side: int = 16, rng=0) -> NDArray[np.float32]:
 
 
 def _patches(sources, n, side, rng):
-    """``n`` square patches cut at random positions and scales from ``sources`` (2-D arrays), resized to
-    ``side`` and contrast-stretched between their 2nd and 98th percentiles."""
+    """``n`` square patches cut at random positions and scales from ``sources`` (2-D arrays).
+
+    Each is resized to ``side`` and contrast-stretched between its 2nd and 98th percentiles.
+    """
     out = np.empty((n, side, side))
     for i in range(n):
         img = sources[rng.integers(len(sources))]
@@ -160,8 +162,11 @@ def _patches(sources, n, side, rng):
 
 
 def _render_glyphs(chars, fonts, n, side, rng):
-    """``n`` glyphs drawn at random from ``chars`` × ``fonts``: rendered bright on black at 4× the size with
-    matplotlib, shrunk, then randomly rotated (±20°), scaled (±15%) and shifted (±1.5 px)."""
+    """``n`` glyphs drawn at random from ``chars`` × ``fonts``.
+
+    Rendered bright on black at 4× the size with matplotlib, shrunk, then randomly rotated (±20°),
+    scaled (±15%) and shifted (±1.5 px).
+    """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -233,8 +238,10 @@ def _strokes(n, side, rng):
 
 
 def _shapes(n, side, rng):
-    """Filled or outlined ellipses, rectangles, triangles and rings at random gray levels over a random
-    gray background, plus Gaussian noise."""
+    """Filled ellipses, rectangles and triangles and rings, with Gaussian noise.
+
+    Shapes and background take random gray levels.
+    """
     yy, xx = np.mgrid[0:side, 0:side].astype(float)
     out = np.empty((n, side, side))
     for i in range(n):
@@ -259,8 +266,11 @@ def _shapes(n, side, rng):
 
 
 def _edge_tiles(n, side, rng):
-    """Tiles of matplotlib's sample pictures at a random scale and quarter turn; alternately high-pass
-    filtered (the tile minus its blur, rescaled around 0.5) and histogram-equalised with a random gamma."""
+    """Tiles of matplotlib's sample pictures at a random scale and quarter turn.
+
+    Alternately high-pass filtered (the tile minus its blur, rescaled around 0.5) and histogram-equalised
+    with a random gamma.
+    """
     import matplotlib.cbook as cbook
     import matplotlib.image as mimage
 

@@ -24,8 +24,11 @@ def energy_histograms(ax, energies: dict, threshold: float, title: str | None = 
 
 
 def fig_energy(train, outputs: dict, ref_id: str, oods, percentile: float):
-    """Energies of the training set, ``ref_id`` and each OOD source: left the classifier's own (from its
-    logits), right the outlier-exposure detector's; the dashed line is each one's threshold."""
+    """Energies of the training set, ``ref_id`` and each OOD source.
+
+    Left the classifier's own (from its logits), right the outlier-exposure detector's; the dashed line is
+    each one's threshold.
+    """
     import matplotlib.pyplot as plt
 
     from ..autoeval import energy, energy_threshold
@@ -35,7 +38,7 @@ def fig_energy(train, outputs: dict, ref_id: str, oods, percentile: float):
         "detector (outlier exposure)": lambda o: o.energies(),
     }
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
-    for ax, (name, score) in zip(axes, scorers.items()):
+    for ax, (name, score) in zip(axes, scorers.items(), strict=True):
         sets = {
             "training set": score(train),
             ref_id: score(outputs[ref_id]),
@@ -49,8 +52,11 @@ def fig_energy(train, outputs: dict, ref_id: str, oods, percentile: float):
 
 
 def fig2_regression(fd_train, acc_train, fd_val, acc_val, pred_mlp, pred_lin, rmse_mlp, rmse_lin):
-    """Left: accuracy against FD per meta-set; right: predicted against true accuracy on the validation
-    meta-sets (MLP on the representation, linear on FD)."""
+    """The regression on the meta-dataset.
+
+    Left: accuracy against FD per meta-set; right: predicted against true accuracy on the validation
+    meta-sets (MLP on the representation, linear on FD).
+    """
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
@@ -82,8 +88,11 @@ def fig3_threshold_sweep(sweep):
     ax.plot(xs, 100 * sweep["ood_kept"], marker="s", label="OOD images kept (%)")
     ax.plot(xs, sweep["rmse"], marker="^", color="black", label="RMSE of the estimate (points)")
     ax.set_xticks(xs, [f"{q:g}" for q in sweep["percentile"]])
-    ax.set(xlabel="threshold: percentile of training energies", ylabel="percent / points",
-           title="Figure 3: threshold sweep at 10% OOD")  # fmt: skip
+    ax.set(
+        xlabel="threshold: percentile of training energies",
+        ylabel="percent / points",
+        title="Figure 3: threshold sweep at 10% OOD",
+    )
     ax.legend()
     return fig
 
