@@ -33,9 +33,11 @@
 # - **Detector (§4.2).** Zhu et al. take the energies not from the classifier being evaluated but from a
 #   detector fine-tuned with *outlier exposure* {cite:p}`liu2020energy`: the trained network is fine-tuned on
 #   its training set plus auxiliary outliers (80 million tiny images there) with the loss
-#   $$ \mathcal{L}_\text{CE} + \lambda \Bigl(\mathbb{E}_{x_\text{in}}\bigl[\max(0, E(x_\text{in}) - m_\text{in})^2\bigr] +
+#   $$ \mathcal{L}_\text{CE} + \lambda \Bigl(\mathbb{E}_{x_\text{in}}
+#      \bigl[\max(0, E(x_\text{in}) - m_\text{in})^2\bigr] +
 #      \mathbb{E}_{x_\text{out}}\bigl[\max(0, m_\text{out} - E(x_\text{out}))^2\bigr]\Bigr), $$
-#   pushing training images below the energy $m_\text{in}$ and outliers above $m_\text{out}$ ($\lambda = 0.1$).
+#   pushing training images below the energy $m_\text{in}$ and outliers above $m_\text{out}$
+#   ($\lambda = 0.1$).
 # - **Threshold and estimate (§3.5).** $\tau$ = the 99.5th percentile of the training images' energies,
 #   and, since OOD images are always misclassified,
 #   $$ \widehat{\mathrm{Acc}}(D) = \frac{|D_{\text{ID}}|}{|D|}\; g\bigl(h(D_{\text{ID}})\bigr),
@@ -48,7 +50,9 @@
 # The detector's auxiliary outliers — procedural pen strokes and shapes, and tiles of the pictures bundled
 # with matplotlib — share no generator and no source material with these test sources.
 #
-# Terms used here are explained in the glossary: {term}`AutoEval`, {term}`meta-dataset`, {term}`Fréchet distance`, {term}`energy score`, {term}`OOD`, {term}`outlier exposure`, {term}`AUROC`, {term}`DoC`, {term}`ATC`, {term}`average confidence`.
+# Terms used here are explained in the glossary: {term}`AutoEval`, {term}`meta-dataset`,
+# {term}`Fréchet distance`, {term}`energy score`, {term}`OOD`, {term}`outlier exposure`, {term}`AUROC`,
+# {term}`DoC`, {term}`ATC`, {term}`average confidence`.
 
 # %% tags=["parameters"]
 world = {}
@@ -644,7 +648,8 @@ display(
         + R.say(
             R.claim(
                 "textures-hardest",
-                "In this run textures are the hardest source (AUROC {t:.3f}, the lowest of the three; {k:.1f}% kept at "
+                "In this run textures are the hardest source (AUROC {t:.3f}, the lowest of the "
+                "three; {k:.1f}% kept at "
                 "the threshold).",
                 hardest == "textures",
                 t=detector_auroc.get("textures", np.nan),
@@ -652,9 +657,12 @@ display(
             ),
             "Energy is low where the logits are large. Outlier exposure raises the energy of images like the "
             "auxiliary outliers, and of whatever the network generalises that to: pen strokes teach it that "
-            "strokes which are not digits are foreign, which carries over to letters; tiles of pictures carry over "
-            "to photograph patches. Periodic textures are unlike anything in the auxiliary set, so the fine-tuning "
-            "has least to say about them — the detector's AUROC is an empirical question per source, not a property "
+            "strokes which are not digits are foreign, which carries over to letters; tiles of "
+            "pictures carry over "
+            "to photograph patches. Periodic textures are unlike anything in the auxiliary set, so "
+            "the fine-tuning "
+            "has least to say about them — the detector's AUROC is an empirical question per source, "
+            "not a property "
             "of the source alone.",
         ).markdown()
         + "\n````"
@@ -668,28 +676,68 @@ display(
 # itself. How do the detection table and the RMSE of `autoeval_energy_ood` at 10% and at 40% OOD change?
 # ````
 #
-# ````{solution} ood-autoeval-ex-exposure
-# :class: dropdown
-# The left panel of the energy figure and the "classifier" rows of the detection table already show the
-# classifier's own energies: a classifier trained only on digits has no reason to give foreign images high
-# energy, so the threshold at the tail of the training energies lets most of them through, and the
-# OOD-aware estimate moves towards AutoEval without detection — most at 40% OOD, where there are most
-# foreign images to miss.
-# ````
-#
+# %% tags=["remove-input"]
+kept_cls = detection.loc["classifier", "share kept"].drop(ref_id)
+kept_det = detection.loc["detector (outlier exposure)", "share kept"].drop(ref_id)
+display(
+    Markdown(
+        "````{solution} ood-autoeval-ex-exposure\n:class: dropdown\n"
+        + R.say(
+            "The classifier rows of the detection table already show what the classifier's own "
+            "energies do. A "
+            "classifier trained only on digits has no reason to give foreign images high energy, so "
+            "the threshold at "
+            "the tail of the training energies lets many of them through, and the OOD-aware estimate "
+            "moves towards "
+            "AutoEval without detection — most at 40% OOD, where there are most foreign images to miss.",
+            R.claim(
+                "exposure-keeps-fewer",
+                "In this run the classifier's own energies keep "
+                + ", ".join(f"{100 * kept_cls[s]:.1f}%" for s in ood_sources)
+                + " of the "
+                + ", ".join(s.replace("_", " ") for s in ood_sources)
+                + " images, the detector's "
+                + ", ".join(f"{100 * kept_det[s]:.1f}%" for s in ood_sources)
+                + ": fewer for every source.",
+                bool((kept_det[ood_sources] < kept_cls[ood_sources]).all()),
+            ),
+        ).markdown()
+        + "\n````"
+    )
+)
+
+# %% [markdown]
 # ````{exercise}
 # :label: ood-autoeval-ex-threshold
 # Re-run with `-p threshold_percentile=95` and with `-p ood_share=0.02`. Explain both changes with the two
 # error sources of Figure 3.
 # ````
 #
-# ````{solution} ood-autoeval-ex-threshold
-# :class: dropdown
-# At the 95th percentile at least 5% of ID images are excluded and counted as errors, so the estimate is
-# biased low by about 5 points × accuracy: the first error source dominates. With 2% OOD there are few
-# foreign images to remove, so the detector's gain is small while the ID images it wrongly removes cost
-# as much as before: the paper's observation that the method degrades below 5% OOD.
-# ````
+# %% tags=["remove-input"]
+at95 = sweep.set_index("percentile")["id_excluded"].get(95, np.nan)
+display(
+    Markdown(
+        "````{solution} ood-autoeval-ex-threshold\n:class: dropdown\n"
+        + R.say(
+            "At the 95th percentile 5% of the training digits lie above the threshold, and test "
+            "digits have higher "
+            "energies than training digits, so at least about 5% of the ID images are excluded and "
+            "counted as errors: "
+            "the estimate is biased low by about 5 points × accuracy, and the first error source dominates.",
+            R.claim(
+                "threshold-95-excludes",
+                "In this run's sweep (Figure 3) the 95th percentile excludes {x:.1%} of the ID images.",
+                at95 >= 0.05,
+                x=at95,
+            ),
+            "With 2% OOD there are few foreign images to remove, so the detector's gain is small "
+            "while the ID images "
+            "it wrongly removes cost as much as before: the paper's observation that the method "
+            "degrades below 5% OOD.",
+        ).markdown()
+        + "\n````"
+    )
+)
 
 # %%
 R.record(

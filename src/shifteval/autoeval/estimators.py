@@ -56,8 +56,8 @@ def rmse(predicted: ArrayLike, actual: ArrayLike) -> float:
 
     Examples
     --------
-    >>> rmse([0.5, 0.7], [0.5, 0.6])
-    7.0710678118654755
+    >>> round(rmse([0.5, 0.7], [0.5, 0.6]), 6)
+    7.071068
     """
     predicted, actual = np.asarray(predicted, float), np.asarray(actual, float)
     return float(100 * np.sqrt(np.mean((predicted - actual) ** 2)))
@@ -87,7 +87,7 @@ def atc_threshold(scores: ArrayLike, correct: ArrayLike) -> float:
 
     Examples
     --------
-    >>> atc_threshold([0.1, 0.2, 0.3, 0.4], [False, True, True, True])
+    >>> round(atc_threshold([0.1, 0.2, 0.3, 0.4], [False, True, True, True]), 6)
     0.175
     """
     scores = np.asarray(scores, float)
