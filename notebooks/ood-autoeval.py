@@ -546,17 +546,26 @@ viz.figure("ood-autoeval-fig6")
 
 # %% tags=["remove-input"]
 unseen_truth = unseen.groupby("id")["truth"].mean()
+unseen_ex = unseen.groupby("id")["id_excluded"].mean()
+name_a, name_b = unseen_imgs
+a_ood, a_plain = unseen_rmse.loc[name_a, "autoeval_energy_ood"], unseen_rmse.loc[name_a, "autoeval"]
+b_ood, b_plain = unseen_rmse.loc[name_b, "autoeval_energy_ood"], unseen_rmse.loc[name_b, "autoeval"]
+a_ex, b_ex = unseen_ex[name_a], unseen_ex[name_b]
 R.say(
     ", ".join(f"{k}: true accuracy {unseen_truth[k]:.1%}" for k in unseen_imgs) + ".",
     R.claim(
-        "unseen-energy-ood-vs-plain",
-        "On both, the OOD-aware estimate errs less than AutoEval without detection ("
-        + "; ".join(
-            f"{k}: {unseen_rmse.loc[k, 'autoeval_energy_ood']:.2f} vs {unseen_rmse.loc[k, 'autoeval']:.2f}"
-            for k in unseen_imgs
-        )
-        + " points).",
-        bool((unseen_rmse["autoeval_energy_ood"] < unseen_rmse["autoeval"]).all()),
+        "unseen-mixed",
+        "On the cutout sets the OOD-aware estimate errs less than AutoEval without detection ({a_ood:.2f} vs "
+        "{a_plain:.2f} points); on the shear + contrast sets it does not ({b_ood:.2f} vs {b_plain:.2f}). The "
+        "detector excludes {b_ex:.1%} of the ID images of the shear + contrast sets and {a_ex:.1%} of the "
+        "cutout sets' ID images; every excluded digit counts as an error.",
+        a_ood < a_plain and b_ood >= b_plain,
+        a_ood=a_ood,
+        a_plain=a_plain,
+        b_ood=b_ood,
+        b_plain=b_plain,
+        a_ex=a_ex,
+        b_ex=b_ex,
     ),
 )
 
@@ -593,9 +602,13 @@ r2 = table2.loc["all sets"]
 R.say(
     f"{second_arch}: accuracy on the ID sources " + ", ".join(f"{s} {a:.1%}" for s, a in acc2.items()) + ".",
     R.claim(
-        "table2-energy-ood-helps",
-        "With this backbone too, OOD detection lowers AutoEval's RMSE, from {plain:.2f} to {ood:.2f} points.",
-        r2["autoeval_energy_ood"] < r2["autoeval"],
+        "table2-energy-ood-does-not-help",
+        "With this backbone OOD detection does not help: AutoEval's RMSE goes from {plain:.2f} points "
+        "without detection to {ood:.2f} with it, unlike the paper's second backbone. The detector and its "
+        "threshold are those of Table 1, so the same ID images are excluded; the difference lies in the "
+        "second backbone's "
+        "AutoEval, which errs less than the CNN's without detection.",
+        r2["autoeval_energy_ood"] >= r2["autoeval"] and r2["autoeval"] < rmse_10["autoeval"],
         plain=r2["autoeval"],
         ood=r2["autoeval_energy_ood"],
     ),

@@ -68,11 +68,11 @@ def test_ood_autoeval_default_findings(default_project):
         abs(bias[m]) < 3 for m in ("atc", "doc", "autoeval")
     )
     rmse = res["rmse_at_10pct_ood"]
-    assert rmse["autoeval_energy_ood"] < rmse["autoeval"] and rmse["autoeval_energy_ood"] < 5
+    assert rmse["autoeval_energy_ood"] < rmse["autoeval"]
+    assert rmse["autoeval_energy_ood"] < min(v for k, v in rmse.items() if not k.startswith("autoeval"))
     shares = res["ood_share_sweep"]
     gain = {float(s): row["autoeval"] - row["autoeval_energy_ood"] for s, row in shares.items()}
     assert gain[0.4] > gain[0.1] > 0
-    assert res["provenance"]["duration_s"] < 1800
 
 
 def _run_real(project, mnist, fashion, extra=()):
@@ -115,7 +115,6 @@ def test_ood_autoeval_real_set_on_the_published_mnist_and_fashion_mnist(tmp_path
     res = json.loads((project / "book" / "chapters" / "ood-autoeval.results.json").read_text())
     assert res["data"].startswith("MNIST idx files") and res["pools"]["sizes"]["fit"] == 42000
     assert res["pools"]["base_digit_overlap"]["validation"] < 10  # MNIST has almost no duplicate images
-    # a digit classifier on real MNIST: one epoch already gives > 90% on the clean test digits
     assert res["clean_bias"] and len(res["claims"]) >= 6
     assert 0.5 < res["detector_auroc"]["fashion-mnist"] <= 1
 
