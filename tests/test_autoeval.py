@@ -1,13 +1,18 @@
-"""OOD-aware AutoEval: the Fréchet distance, energy, the meta-dataset, the estimators, OOD sources, bad input."""
+"""OOD-aware AutoEval: representation, meta-dataset, energy, detector, estimators, streams, pools, sources."""
 
 import numpy as np
 import pytest
 from scipy import linalg
+from scipy.special import softmax
 
 from shifteval import autoeval as ae
+from shifteval.datasets import ood
 from shifteval.datasets.world import base_digits
 
 DIGITS, LABELS = base_digits(16)
+
+
+# --- representation (§3.2) ---------------------------------------------------------------------------
 
 
 def test_frechet_distance_matches_scipy_and_is_safe_for_singular_covariances():
@@ -22,11 +27,102 @@ def test_frechet_distance_matches_scipy_and_is_safe_for_singular_covariances():
     assert np.isfinite(fd) and fd > 0
 
 
+def test_representation_layout_is_mean_then_variance_then_fd():
+    f = np.array([[0.0, 1.0], [2.0, 5.0], [4.0, 3.0]])
+    ref = ae.Reference(mean=np.array([1.0, 1.0]), cov=np.eye(2), energies=np.zeros(3))
+    h = ae.representation(f, ref)
+    assert h.shape == (5,)
+    assert h[:2] == pytest.approx([2.0, 3.0])  # means
+    assert h[2:4] == pytest.approx([8 / 3, 8 / 3])  # population variances, not standard deviations
+    assert h[4] == pytest.approx(
+        ae.frechet_distance([2.0, 3.0], np.cov(f, rowvar=False), [1.0, 1.0], np.eye(2))
+    )
+    with pytest.raises(ValueError, match="at least two"):
+        ae.representation(np.zeros((1, 4)), ref)
+
+
+# --- meta-dataset (§3.3) -----------------------------------------------------------------------------
+
+
+def _only(transform):
+    """A generator whose first draws make :func:`transform_set` (p = ½) use ``transform`` alone."""
+    for s in range(5000):
+        draws = np.random.default_rng(s).random(len(ae.TRANSFORMS))
+        if tuple(t for t, d in zip(ae.TRANSFORMS, draws, strict=True) if d < 0.5) == (transform,):
+            return s
+    raise AssertionError(transform)
+
+
+def test_each_of_the_six_transformations_does_what_it_says():
+    x0 = np.clip(DIGITS[:40] * 0.8 + 0.1, 0, 1)  # away from 0 and 1, so clipping rarely bites
+    out = {}
+    for t in ae.TRANSFORMS:
+        x, used = ae.transform_set(x0, np.random.default_rng(_only(t)))
+        assert used == (t,)
+        assert x.shape == x0.shape and x.dtype == np.float32 and x.min() >= 0 and x.max() <= 1
+        out[t] = x
+    m0, m = x0.mean(axis=(1, 2)), out["contrast"].mean(axis=(1, 2))
+    ratio = out["contrast"].std(axis=(1, 2)) / x0.std(axis=(1, 2))
+    assert np.allclose(m, m0, atol=0.03) and np.ptp(ratio) < 0.05 and abs(ratio.mean() - 1) > 0.01
+    shift = out["brightness"] - x0
+    inside = (out["brightness"] > 0) & (out["brightness"] < 1)
+    assert np.ptp(shift[inside]) < 1e-5 and abs(shift[inside].mean()) > 1e-3  # one constant offset
+    assert len(np.unique(out["gray_levels"])) <= 6
+    flipped = np.all(np.isclose(out["inversion"], 1 - x0, atol=1e-6), axis=(1, 2))
+    same = np.all(np.isclose(out["inversion"], x0, atol=1e-6), axis=(1, 2))
+    assert np.all(flipped | same) and flipped.any()
+    assert not np.allclose(out["affine"], x0, atol=1e-3)
+    assert abs(out["affine"].sum() / x0.sum() - 1) < 0.4  # moved, not erased
+
+    def high(x):
+        return np.abs(x - __import__("scipy").ndimage.gaussian_filter(x, (0, 1, 1))).mean()
+
+    assert high(out["sharpen"]) > 1.2 * high(x0)
+
+
+def test_transform_set_identity_without_transformations():
+    x, used = ae.transform_set(DIGITS[:10], np.random.default_rng(0), p=0.0)
+    assert used == () and np.allclose(x, DIGITS[:10])
+    x, used = ae.transform_set(DIGITS[:10], np.random.default_rng(1), p=1.0)
+    assert used == ae.TRANSFORMS and not np.allclose(x, DIGITS[:10])
+
+
+def test_meta_sets_keep_each_images_label_and_have_their_own_streams():
+    images = DIGITS[:300]
+    labels = LABELS[:300]
+    sets = list(ae.meta_dataset(images, labels, n_sets=6, set_size=50, seed=3))
+    again = list(ae.meta_dataset(images, labels, n_sets=6, set_size=50, seed=3))
+    for i, ((x, y, used), (x2, y2, used2)) in enumerate(zip(sets, again, strict=True)):
+        assert np.array_equal(x, x2) and np.array_equal(y, y2) and used == used2
+        idx = ae.stream(3, "meta_train", i).choice(300, 50, replace=False)  # the set's own draw
+        assert np.array_equal(y, labels[idx])  # every image keeps its own label
+    assert len({tuple(y[:10]) for _, y, _ in sets}) == 6
+    val = list(ae.meta_dataset(images, labels, n_sets=6, set_size=50, seed=3, purpose="meta_val"))
+    assert all(not np.array_equal(a[1], b[1]) for a, b in zip(sets, val, strict=True))
+
+
+# --- streams -------------------------------------------------------------------------------------------
+
+
+def test_every_purpose_has_its_own_stream():
+    assert len(set(ae.PURPOSES.values())) == len(ae.PURPOSES)
+    draws = {p: ae.stream(0, p).random(4).tolist() for p in ae.PURPOSES}
+    assert len({tuple(d) for d in draws.values()}) == len(ae.PURPOSES)
+    assert ae.stream(0, "ood_source", "letters").random() != ae.stream(0, "ood_source", "textures").random()
+    assert ae.stream(0, "split").random() != ae.stream(1, "split").random()
+    assert ae.stream_seed(0, "classifier", "cnn") != ae.stream_seed(0, "detector")
+    with pytest.raises(ValueError, match="unknown random-stream purpose"):
+        ae.stream(0, "everything")
+
+
+# --- energy and the detector (§3.4-3.5) ------------------------------------------------------------------
+
+
 def test_energy_and_threshold():
     logits = np.array([[10.0, 0.0, 0.0], [0.1, 0.0, 0.2]])
     e = ae.energy(logits, temperature=2.0)
     assert e == pytest.approx(-2.0 * np.log(np.exp(logits / 2).sum(1)))
-    assert e[0] < e[1]  # a confident input has lower energy
+    assert e[0] < e[1]
     energies = np.arange(1000.0)
     assert ae.energy_threshold(energies, 99.5) == pytest.approx(np.percentile(energies, 99.5))
     assert ae.energy_threshold(energies, 100) == 999
@@ -37,31 +133,48 @@ def test_energy_and_threshold():
         ae.energy(logits, 0)
 
 
-def test_meta_sets_have_their_own_generators_and_keep_labels():
-    sets = list(ae.meta_dataset(DIGITS[:300], LABELS[:300], n_sets=6, set_size=50, seed=3))
-    assert len(sets) == 6
-    again = list(ae.meta_dataset(DIGITS[:300], LABELS[:300], n_sets=6, set_size=50, seed=3))
-    for (x, y, used), (x2, y2, used2) in zip(sets, again):
-        assert np.array_equal(x, x2) and np.array_equal(y, y2) and used == used2
-        assert x.shape == (50, 16, 16) and x.min() >= 0 and x.max() <= 1 and set(used) <= set(ae.TRANSFORMS)
-    assert len({tuple(y[:10]) for _, y, _ in sets}) == 6  # different samples per set
-    assert len({u for _, _, u in sets}) > 1  # different transformation combinations
+def test_outlier_exposure_detector_detects_unseen_outliers_and_leaves_the_classifier_alone():
+    aux = ae.auxiliary_outliers(1200, side=16, rng=1)
+    fit_aux, held_out = aux[:1000], aux[1000:]
+    model = ae.train_feature_net(DIGITS[:800], LABELS[:800], epochs=3, seed=0, width=8)
+    before = [p.detach().clone() for p in model.parameters()]
+    detector = ae.train_detector(model, DIGITS[:800], LABELS[:800], fit_aux, epochs=6, lr=0.05, seed=0)
+    assert all(
+        np.array_equal(a.numpy(), b.detach().numpy()) for a, b in zip(before, model.parameters(), strict=True)
+    )
+    test_digits = DIGITS[800:1100]
+
+    def auroc(net, outliers):
+        energy = lambda x: ae.energy(ae.compute_outputs(net, x).logits)  # noqa: E731
+        return ae.auroc(energy(test_digits), energy(outliers))
+
+    after = auroc(detector, held_out)
+    assert after > 0.9  # absolute: held-out outliers of the auxiliary kinds are told from held-out digits
+    assert 1 - after < 0.5 * (1 - auroc(model, held_out))  # and at least half the classifier's ranking error
+    out = ae.compute_outputs(model, held_out, detector=detector)
+    assert np.allclose(out.energy, ae.energy(ae.compute_outputs(detector, held_out).logits))
+    assert np.allclose(out.energies(), out.energy) and out.subset(np.arange(5)).energy.shape == (5,)
+    with pytest.raises(ValueError, match="m_in < m_out"):
+        ae.train_detector(model, DIGITS[:64], LABELS[:64], fit_aux, epochs=1, margins=(-1.0, -5.0))
 
 
-def test_transform_set_identity_without_transformations_and_labels_untouched():
-    rng = np.random.default_rng(0)
-    x, used = ae.transform_set(DIGITS[:10], rng, p=0.0)
-    assert used == () and np.allclose(x, DIGITS[:10])
-    x, used = ae.transform_set(DIGITS[:10], np.random.default_rng(1), p=1.0)
-    assert used == ae.TRANSFORMS and not np.allclose(x, DIGITS[:10])
+def test_detector_step_is_one_forward_pass_of_the_concatenated_batch(monkeypatch):
+    """As the reference: each step forwards 128 training images and 256 outliers together."""
+    model = ae.train_feature_net(DIGITS[:256], LABELS[:256], epochs=1, seed=0, width=4)
+    calls = []
+    original = type(model).forward
+
+    def spy(self, x):
+        calls.append(len(x))
+        return original(self, x)
+
+    monkeypatch.setattr(type(model), "forward", spy)
+    aux = ae.auxiliary_outliers(600, rng=0)
+    ae.train_detector(model, DIGITS[:256], LABELS[:256], aux, epochs=1, margins=(-5.0, -1.0))
+    assert calls == [128 + 256, 128 + 256]
 
 
-def test_atc_threshold_matches_error_rate():
-    rng = np.random.default_rng(0)
-    conf = rng.uniform(size=1000)
-    correct = rng.uniform(size=1000) < 0.7
-    t = ae.atc_threshold(conf, correct)
-    assert np.mean(conf < t) == pytest.approx(1 - correct.mean(), abs=2e-3)
+# --- estimators --------------------------------------------------------------------------------------------
 
 
 def _outputs(n, k=10, dim=6, correct_share=1.0, seed=0, scale=5.0):
@@ -74,6 +187,104 @@ def _outputs(n, k=10, dim=6, correct_share=1.0, seed=0, scale=5.0):
     return ae.Outputs(logits, feats, rng.random(n)), labels
 
 
+def _fitted(**kw):
+    meta = [_outputs(200, correct_share=s, seed=i) for i, s in enumerate(np.linspace(0.3, 1.0, 30))]
+    train, _ = _outputs(500, seed=99)
+    val, val_labels = _outputs(300, correct_share=0.8, seed=98)
+    est = ae.fit([o for o, _ in meta], [y for _, y in meta], train, val, val_labels, hidden=(16, 8), **kw)
+    return est, meta, train, val, val_labels
+
+
+def test_baseline_estimates_against_hand_computed_values():
+    est, meta, _, val, val_labels = _fitted()
+    # hand-computed DoC reference and rotation line
+    conf_val = softmax(val.logits, axis=1).max(1)
+    assert est.val_accuracy == pytest.approx(np.mean(val.logits.argmax(1) == val_labels))
+    assert est.val_confidence == pytest.approx(conf_val.mean())
+    rot = np.array([o.rotation_correct.mean() for o, _ in meta])
+    acc = np.array([np.mean(o.logits.argmax(1) == y) for o, y in meta])
+    assert est.rotation_fit == pytest.approx(tuple(np.polyfit(rot, acc, 1)))
+    # two images: confidences 0.5 and ≈1
+    test = ae.Outputs(
+        np.array([[0.0, 0.0, -50.0], [30.0, 0.0, 0.0]]),
+        np.array([[0.0] * 6, [1.0] * 6]),
+        np.array([1.0, 0.0]),
+    )
+    est.val_accuracy, est.val_confidence, est.rotation_fit = 0.9, 0.8, (0.5, 0.2)
+    est.atc_temperature, est.atc_threshold = 1.0, -0.1
+    e = est.estimates(test.subset([0, 1, 1, 0]))
+    assert e["softmax_0.8"] == 0.5 and e["softmax_0.9"] == 0.5
+    assert e["average_confidence"] == pytest.approx(0.75)
+    assert e["doc"] == pytest.approx(0.75 + 0.9 - 0.8)
+    assert e["atc"] == 0.5  # negative entropies: −log 2 ≈ −0.69 (below −0.1) and ≈ 0 (above)
+    assert e["rotation"] == pytest.approx(0.5 * 0.5 + 0.2)
+
+
+def test_atc_is_garg_et_al_negative_entropy_after_temperature_scaling():
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(4000, 5)) * 2
+    labels = np.array([rng.choice(5, p=p) for p in softmax(z, axis=1)])
+    assert ae.fit_temperature(3.0 * z, labels) == pytest.approx(3.0, rel=0.08)  # recovers the true scale
+    est, _, _, val, val_labels = _fitted()
+    t = ae.fit_temperature(val.logits, val_labels)
+    assert est.atc_temperature == pytest.approx(t)
+    scores = ae.negative_entropy(val.logits, t)
+    assert np.mean(scores < est.atc_threshold) == pytest.approx(1 - est.val_accuracy, abs=1 / 300)
+    p = softmax(val.logits / t, axis=1)
+    assert scores == pytest.approx((p * np.log(p)).sum(1))
+    assert ae.atc_threshold([0.1, 0.2, 0.3, 0.4], [False, True, True, True]) == pytest.approx(0.175)
+
+
+def test_estimates_combine_id_share_and_autoeval_with_the_detectors_energies():
+    est, *_ = _fitted()
+    test, _ = _outputs(300, correct_share=0.7, seed=7)
+    est.ref.energies = np.linspace(-10, -5, 500)
+    test.energy = np.where(np.arange(300) < 60, 0.0, -8.0)  # the detector flags the first 60 images
+    e = est.estimates(test, 99.5)
+    assert set(e) == set(ae.METHODS)
+    assert e["autoeval_energy_ood"] == pytest.approx(0.8 * est.predict_mlp(test.subset(np.arange(60, 300))))
+    with pytest.raises(ValueError, match="empty"):
+        est.estimates(test.subset(np.zeros(300, bool)))
+
+
+def test_regularisation_is_the_one_with_the_lowest_validation_error():
+    from sklearn.neural_network import MLPRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    val = [_outputs(200, correct_share=s, seed=100 + i) for i, s in enumerate(np.linspace(0.35, 0.95, 8))]
+    alphas = (1e-3, 30.0, 1e4)
+    est, meta, train, *_ = _fitted(alphas=alphas, val_meta=([o for o, _ in val], [y for _, y in val]))
+    ref = ae.reference(train)
+    reps, acc = ae.meta_targets([o for o, _ in meta], [y for _, y in meta], ref)
+    v_reps, v_acc = ae.meta_targets([o for o, _ in val], [y for _, y in val], ref)
+    scores = {
+        a: ae.rmse(
+            make_pipeline(
+                StandardScaler(),
+                MLPRegressor(hidden_layer_sizes=(16, 8), alpha=a, max_iter=3000, random_state=0),
+            )
+            .fit(reps, acc)
+            .predict(v_reps),
+            v_acc,
+        )
+        for a in alphas
+    }
+    assert len(set(scores.values())) == 3 and est.mlp_alpha == min(scores, key=scores.get)
+    assert _fitted(alphas=(1e4, 1e-3))[0].mlp_alpha == 1e4  # without validation meta-sets: the first
+
+
+def test_fill_missing_classes_adds_per_class_images():
+    support, labels = _outputs(300, seed=3)
+    inside, _ = _outputs(20, seed=4)
+    filled = ae.fill_missing_classes(inside, support, labels, 2, np.random.default_rng(0))
+    assert len(filled) == 20 + 2 * len(np.unique(labels))
+    assert np.array_equal(filled.logits[:20], inside.logits)
+
+
+# --- protocol --------------------------------------------------------------------------------
+
+
 def test_mix_counts_every_ood_image_as_an_error():
     id_out, id_labels = _outputs(500, correct_share=1.0, scale=50.0)
     ood_out, _ = _outputs(300, seed=1)
@@ -83,34 +294,80 @@ def test_mix_counts_every_ood_image_as_an_error():
         ae.mix(id_out, id_labels, ood_out, 2000, 0.1, np.random.default_rng(0))
 
 
-def test_estimates_combine_id_share_and_autoeval():
-    meta = [_outputs(200, correct_share=s, seed=i) for i, s in enumerate(np.linspace(0.3, 1.0, 30))]
-    train, _ = _outputs(500, seed=99)
-    val, val_labels = _outputs(300, correct_share=0.8, seed=98)
-    est = ae.fit([o for o, _ in meta], [y for _, y in meta], train, val, val_labels, hidden=(16, 8))
-    test, _ = _outputs(300, correct_share=0.7, seed=7, scale=1.0)
-    tau = ae.energy_threshold(est.ref.energies, 99.5)
-    inside = ae.energy(test.logits) <= tau
-    e = est.estimates(test, 99.5)
-    assert set(e) == set(ae.METHODS)
-    assert e["autoeval_energy_ood"] == pytest.approx(inside.mean() * est.predict_mlp(test.subset(inside)))
-    conf = test.probs.max(1)
-    assert e["softmax_0.9"] == pytest.approx((conf > 0.9).mean()) and e[
-        "average_confidence"
-    ] == pytest.approx(conf.mean())
-    assert e["doc"] == pytest.approx(np.clip(conf.mean() + est.val_accuracy - est.val_confidence, 0, 1))
-    assert all(0 <= v <= 1 for v in e.values())
-    with pytest.raises(ValueError, match="empty"):
-        est.estimates(test.subset(np.zeros(300, bool)))
+def test_evaluate_defaults_to_labeled_sources_as_id_and_the_rest_as_ood():
+    est, *_ = _fitted()
+    a, ya = _outputs(300, seed=11)
+    b, _ = _outputs(300, seed=12)
+    outs = {"digits": a, "foreign": b}
+    frame = ae.evaluate(
+        est, outs, {"digits": ya}, outs, set_size=100, ood_share=0.1, percentile=99.5, repeats=2
+    )
+    assert list(frame["id"]) == ["digits"] * 2 and list(frame["ood"]) == ["foreign"] * 2
+    assert (
+        frame["truth"].iloc[0] != frame["truth"].iloc[1]
+        or frame["autoeval"].iloc[0] != frame["autoeval"].iloc[1]
+    )
+    with pytest.raises(ValueError, match="no outputs or labels"):
+        ae.evaluate(
+            est,
+            outs,
+            {"digits": ya},
+            outs,
+            set_size=100,
+            ood_share=0.1,
+            percentile=99.5,
+            repeats=1,
+            ids=["nothing"],
+        )
+
+
+def test_held_out_pools_share_no_base_digit_with_the_classifiers_images():
+    data = ae.load_data({"n_train": 1000, "n_v1": 400, "n_pool": 3000, "per_class": 40})
+    pools = ae.training_pools(data, 0.3, seed=0)
+    assert pools.overlap == {"meta": 0, "validation": 0}
+    w = data.world
+    base = w.examples["base_id"].to_numpy()[data.train_index]
+    images = data.splits["train"][0]
+    lookup = {images[i].tobytes(): base[i] for i in range(len(images))}
+    fit_bases = {lookup[x.tobytes()] for x in pools.fit[0]}
+    for pool in (pools.meta, pools.val):  # recounted from the images themselves
+        assert not {lookup[x.tobytes()] for x in pool[0]} & fit_bases
+    assert len(pools.fit[0]) + len(pools.meta[0]) + len(pools.val[0]) == len(images)
+    assert 0.25 < (len(pools.meta[0]) + len(pools.val[0])) / len(images) < 0.35
+
+
+# --- OOD sources --------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("source", ae.OOD_SOURCES)
 def test_ood_sources(source):
-    x = ae.ood_images(source, 20, side=16, seed=0)
+    x = ae.ood_images(source, 20, side=16, rng=0)
     assert (
         x.shape == (20, 16, 16) and x.dtype == np.float32 and x.min() >= 0 and x.max() <= 1 and x.std() > 0.05
     )
-    assert np.array_equal(x, ae.ood_images(source, 20, side=16, seed=0))
+    assert np.array_equal(x, ae.ood_images(source, 20, side=16, rng=0))
+
+
+def test_auxiliary_outliers_use_no_test_sources_generator_or_material(monkeypatch):
+    aux = ae.auxiliary_outliers(60, side=16, rng=0)
+    assert aux.shape == (60, 16, 16) and aux.dtype == np.float32 and aux.min() >= 0 and aux.max() <= 1
+    assert np.array_equal(aux, ae.auxiliary_outliers(60, side=16, rng=0))
+    test_gens = {ood.GENERATORS[s] for s in ae.OOD_SOURCES}
+    aux_gens = {v for k, v in ood.GENERATORS.items() if k.startswith("aux:")}
+    assert not {g for g, _ in test_gens} & {g for g, _ in aux_gens}
+    assert not {m for _, m in test_gens} & {m for _, m in aux_gens}
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("an auxiliary outlier used a test source's generator")
+
+    for name in ("_patches", "_render_glyphs", "_textures"):  # would catch a shared generator
+        monkeypatch.setattr(ood, name, forbidden)
+    monkeypatch.setattr("sklearn.datasets.load_sample_images", forbidden)
+    assert np.array_equal(ae.auxiliary_outliers(60, side=16, rng=0), aux)
+    with pytest.raises(AssertionError, match="test source's generator"):
+        ae.ood_images("letters", 2)
+    with pytest.raises(ValueError, match="positive"):
+        ae.auxiliary_outliers(0)
 
 
 def test_bad_input():
@@ -124,8 +381,8 @@ def test_bad_input():
         list(ae.meta_dataset(np.zeros((4, 3, 16, 16)), np.zeros(4), 2, 2))
     with pytest.raises(ValueError, match="set_size"):
         list(ae.meta_dataset(DIGITS[:10], LABELS[:10], 2, 20))
-    with pytest.raises(ValueError, match="at least two"):
-        ae.representation(np.zeros((1, 4)), None)
+    with pytest.raises(ValueError, match="holdout_fraction"):
+        ae.training_pools(ae.Data({"train": (DIGITS, LABELS)}, "x"), 1.5)
 
 
 def test_feature_net_trains_and_exposes_features_and_rotation():
@@ -135,83 +392,3 @@ def test_feature_net_trains_and_exposes_features_and_rotation():
     assert out.rotation_correct.shape == (44,) and np.all(
         (out.rotation_correct >= 0) & (out.rotation_correct <= 1)
     )
-
-
-def test_auxiliary_outliers_are_not_a_test_ood_source():
-    aux = ae.auxiliary_outliers(60, side=16, seed=0)
-    assert aux.shape == (60, 16, 16) and aux.dtype == np.float32 and aux.min() >= 0 and aux.max() <= 1
-    assert np.array_equal(aux, ae.auxiliary_outliers(60, side=16, seed=0))
-    assert not set(ae.AUXILIARY_SYMBOLS) & set(
-        "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    )
-    for source in ae.OOD_SOURCES:  # no test image reappears among the auxiliary outliers
-        test = ae.ood_images(source, 60, side=16, seed=0)
-        assert np.min(np.abs(aux[:, None] - test[None]).sum(axis=(2, 3))) > 1.0
-    with pytest.raises(ValueError, match="positive"):
-        ae.auxiliary_outliers(0)
-
-
-def test_regularisation_is_chosen_on_validation_meta_sets():
-    meta = [_outputs(200, correct_share=s, seed=i) for i, s in enumerate(np.linspace(0.3, 1.0, 30))]
-    val = [_outputs(200, correct_share=s, seed=100 + i) for i, s in enumerate(np.linspace(0.35, 0.95, 8))]
-    train, _ = _outputs(500, seed=99)
-    v, vl = _outputs(300, correct_share=0.8, seed=98)
-    est = ae.fit(
-        [o for o, _ in meta],
-        [y for _, y in meta],
-        train,
-        v,
-        vl,
-        hidden=(16, 8),
-        alphas=(1e-3, 1.0),
-        val_meta=([o for o, _ in val], [y for _, y in val]),
-    )
-    assert est.mlp_alpha in (1e-3, 1.0)
-    no_val = ae.fit(
-        [o for o, _ in meta], [y for _, y in meta], train, v, vl, hidden=(16, 8), alphas=(1.0, 1e-3)
-    )
-    assert no_val.mlp_alpha == 1.0
-
-
-def test_outlier_exposure_detector_separates_outliers_and_leaves_the_classifier_alone():
-    from sklearn.metrics import roc_auc_score
-
-    aux = ae.auxiliary_outliers(1200, side=16, seed=1)
-    fit_aux, held_out = aux[:1000], aux[1000:]
-    model = ae.train_feature_net(DIGITS[:800], LABELS[:800], epochs=3, seed=0, width=8)
-    before = [p.detach().clone() for p in model.parameters()]
-    detector = ae.train_detector(model, DIGITS[:800], LABELS[:800], fit_aux, epochs=3, seed=0)
-    assert all(np.array_equal(a.numpy(), b.detach().numpy()) for a, b in zip(before, model.parameters()))
-
-    test_digits = DIGITS[800:1100]
-    y = np.r_[np.zeros(len(test_digits)), np.ones(len(held_out))]
-
-    def auroc(net):  # held-out outliers against held-out digits, by energy
-        return roc_auc_score(
-            y,
-            np.r_[
-                ae.energy(ae.compute_outputs(net, test_digits).logits),
-                ae.energy(ae.compute_outputs(net, held_out).logits),
-            ],
-        )
-
-    assert 1 - auroc(detector) < 0.5 * (
-        1 - auroc(model)
-    )  # outlier exposure at least halves the ranking error
-    out = ae.compute_outputs(model, held_out, detector=detector)
-    assert np.allclose(out.energy, ae.energy(ae.compute_outputs(detector, held_out).logits))
-    assert np.allclose(out.energies(), out.energy) and out.subset(np.arange(5)).energy.shape == (5,)
-    with pytest.raises(ValueError, match="m_in < m_out"):
-        ae.train_detector(model, DIGITS[:64], LABELS[:64], fit_aux, epochs=1, margins=(-1.0, -5.0))
-
-
-def test_estimates_use_the_detectors_energies_when_given():
-    meta = [_outputs(200, correct_share=s, seed=i) for i, s in enumerate(np.linspace(0.3, 1.0, 30))]
-    train, _ = _outputs(500, seed=99)
-    train.energy = np.linspace(-10, -5, 500)  # the threshold at the 99.5th percentile is about -5.02
-    val, val_labels = _outputs(300, correct_share=0.8, seed=98)
-    est = ae.fit([o for o, _ in meta], [y for _, y in meta], train, val, val_labels, hidden=(16, 8))
-    test, _ = _outputs(300, correct_share=0.7, seed=7)
-    test.energy = np.where(np.arange(300) < 60, 0.0, -8.0)  # the detector flags the first 60 images
-    e = est.estimates(test, 99.5)
-    assert e["autoeval_energy_ood"] == pytest.approx(0.8 * est.predict_mlp(test.subset(np.arange(60, 300))))

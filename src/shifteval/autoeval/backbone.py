@@ -1,0 +1,177 @@
+"""Backbone preparation and caching (I/O only): train or load a classifier and the OOD detector, and
+compute their outputs on the training set, on every meta-set and on every test pool."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .energy import train_detector
+from .estimators import fit
+from .metadataset import meta_dataset
+from .network import Outputs, _torch, compute_outputs, feature_net, train_feature_net
+from .streams import stream_seed
+
+#: The modules whose code is part of a cached backbone's key.
+_KEYED = ("network.py", "energy.py", "metadataset.py", "streams.py", "backbone.py", "../zoo/models.py")
+
+
+@dataclass
+class Backbone:
+    """A trained feature network with its outputs on the training set and on every meta-set, and the OOD
+    detector whose energies the outputs carry (``None`` without outlier exposure)."""
+
+    arch: str
+    model: object
+    train: Outputs
+    meta_train: list
+    meta_train_labels: list
+    meta_val: list
+    meta_val_labels: list
+    detector: object = None
+    val_pool: Outputs | None = None
+
+
+def _pack(outputs: list) -> dict:
+    arrays = {
+        "lengths": np.array([len(o.logits) for o in outputs]),
+        "logits": np.concatenate([o.logits for o in outputs]).astype(np.float32),
+        "features": np.concatenate([o.features for o in outputs]).astype(np.float32),
+        "rotation": np.concatenate([o.rotation_correct for o in outputs]).astype(np.float32),
+    }
+    if all(o.energy is not None for o in outputs):
+        arrays["energy"] = np.concatenate([o.energy for o in outputs])
+    return arrays
+
+
+def _unpack(z, prefix: str) -> list:
+    bounds = np.cumsum(np.r_[0, z[f"{prefix}_lengths"]])
+    energies = z[f"{prefix}_energy"] if f"{prefix}_energy" in z else None
+    return [
+        Outputs(z[f"{prefix}_logits"][a:b].astype(np.float64), z[f"{prefix}_features"][a:b].astype(np.float64),
+                z[f"{prefix}_rotation"][a:b].astype(np.float64), None if energies is None else energies[a:b])
+        for a, b in zip(bounds[:-1], bounds[1:])
+    ]  # fmt: skip
+
+
+def _split(values, lengths):
+    bounds = np.cumsum(np.r_[0, lengths])
+    return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def state_bytes(model) -> np.ndarray:
+    buf = io.BytesIO()
+    _torch().save(model.state_dict(), buf)
+    return np.frombuffer(buf.getvalue(), dtype=np.uint8)
+
+
+def _load_state(model, data: np.ndarray):
+    model.load_state_dict(_torch().load(io.BytesIO(data.tobytes()), weights_only=True))
+    return model.eval()
+
+
+def prepare_backbone(arch: str, x_train, y_train, meta_pool, meta_val_pool, *, epochs: int, n_sets: int,
+                     n_val_sets: int, set_size: int, seed: int = 0, outliers=None, detector=None,
+                     detector_epochs: int = 10, detector_lr: float = 1e-2, cache=None,
+                     progress: bool = True) -> Backbone:  # fmt: skip
+    """Train a feature network and compute its outputs on the training set and on every meta-set.
+
+    Training meta-sets come from ``meta_pool``, validation meta-sets from ``meta_val_pool`` (disjoint
+    pools, separate streams). The detector's energies ride along: with ``detector`` (a network trained
+    before, e.g. for another backbone: one detector for all backbones, as in the paper's §4.2) it is used
+    as given; otherwise, with ``outliers``, it is fine-tuned from this network with outlier exposure
+    (:func:`shifteval.autoeval.energy.train_detector`). With ``cache`` (a folder), weights and outputs are
+    stored under a key of every input and of the code, and reused.
+    """
+    from tqdm import tqdm
+
+    from ..utils.io import atomic_write_bytes
+
+    (xm, ym), (xv, yv) = meta_pool, meta_val_pool
+    h = hashlib.sha256()
+    for part in (arch, epochs, n_sets, n_val_sets, set_size, seed, detector_epochs, detector_lr):
+        h.update(repr(part).encode())
+    for arr in (x_train, y_train, xm, ym, xv, yv, np.zeros(0) if outliers is None else outliers):
+        h.update(np.ascontiguousarray(arr).tobytes())
+    if detector is not None:
+        h.update(state_bytes(detector).tobytes())
+    for module in _KEYED:
+        h.update((Path(__file__).parent / module).read_bytes())
+    path = Path(cache) / f"{arch}-{h.hexdigest()[:16]}.npz" if cache else None
+    if path is not None and path.is_file():
+        with np.load(path, allow_pickle=False) as z:
+            model = _load_state(feature_net(arch), z["state"])
+            if detector is None and "detector_state" in z:
+                detector = _load_state(feature_net(z["detector_arch"].item()), z["detector_state"])
+            return Backbone(arch, model, _unpack(z, "train")[0], _unpack(z, "meta"),
+                            _split(z["meta_labels"], z["meta_lengths"]), _unpack(z, "val"),
+                            _split(z["val_labels"], z["val_lengths"]), detector)  # fmt: skip
+    bar = tqdm(total=epochs, desc=f"training {arch}", unit="epoch", disable=not progress)
+    model = train_feature_net(x_train, y_train, arch=arch, epochs=epochs, seed=stream_seed(seed, "classifier", arch),
+                              progress=bar)  # fmt: skip
+    bar.close()
+    detector_arch = arch
+    if detector is None and outliers is not None:
+        bar = tqdm(total=detector_epochs, desc=f"outlier exposure of the {arch} detector", unit="epoch",
+                   disable=not progress)  # fmt: skip
+        detector = train_detector(model, x_train, y_train, outliers, epochs=detector_epochs, lr=detector_lr,
+                                  seed=stream_seed(seed, "detector"), progress=bar)  # fmt: skip
+        bar.close()
+    elif detector is not None:
+        detector_arch = getattr(detector, "arch", arch)
+    train = compute_outputs(model, x_train, rotation=True, detector=detector)
+    meta, meta_labels, val, val_labels = [], [], [], []
+    sets = [(meta, meta_labels, s) for s in meta_dataset(xm, ym, n_sets, set_size, seed, "meta_train")]
+    sets += [
+        (val, val_labels, s)
+        for s in meta_dataset(xv, yv, n_val_sets, min(set_size, len(xv)), seed, "meta_val")
+    ]
+    for outs, labels, (x, y, _) in tqdm(
+        sets, desc=f"meta-sets through {arch}", unit="set", disable=not progress
+    ):
+        outs.append(compute_outputs(model, x, rotation=True))
+        labels.append(y)
+    if path is not None:
+        arrays = {"state": state_bytes(model)}
+        if detector is not None:
+            arrays["detector_state"] = state_bytes(detector)
+            arrays["detector_arch"] = np.array(detector_arch)
+        for prefix, outs in (("train", [train]), ("meta", meta), ("val", val)):
+            arrays.update({f"{prefix}_{k}": v for k, v in _pack(outs).items()})
+        arrays["meta_labels"], arrays["val_labels"] = np.concatenate(meta_labels), np.concatenate(val_labels)
+        out = io.BytesIO()
+        np.savez(out, **arrays)
+        atomic_write_bytes(path, out.getvalue())
+    if detector is not None:
+        detector.arch = detector_arch
+    return Backbone(arch, model, train, meta, meta_labels, val, val_labels, detector)
+
+
+def prepare(arch: str, epochs: int, pools, images: dict, *, n_sets: int, n_val_sets: int, set_size: int,
+            seed: int = 0, outliers=None, detector=None, detector_epochs: int = 10, detector_lr: float = 1e-2,
+            cache=None):  # fmt: skip
+    """Train a backbone (:func:`prepare_backbone`) on ``pools.fit``, fit AutoEval and the baselines
+    (validation pool as DoC/ATC's held-out ID data) and compute its outputs on every image set.
+
+    Returns
+    -------
+    backbone : Backbone
+    estimator : AutoEval
+    outputs : dict of str -> Outputs
+        ``images``' outputs (the validation pool's are ``backbone.val_pool``).
+    """
+    bb = prepare_backbone(arch, *pools.fit, pools.meta, pools.val, epochs=epochs, n_sets=n_sets,
+                          n_val_sets=n_val_sets, set_size=set_size, seed=seed, outliers=outliers,
+                          detector=detector, detector_epochs=detector_epochs, detector_lr=detector_lr,
+                          cache=cache)  # fmt: skip
+    bb.val_pool = val_out = compute_outputs(bb.model, pools.val[0], rotation=True, detector=bb.detector)
+    est = fit(bb.meta_train, bb.meta_train_labels, bb.train, val_out, pools.val[1],
+              seed=stream_seed(seed, "regressor"), val_meta=(bb.meta_val, bb.meta_val_labels))  # fmt: skip
+    outs = {
+        name: compute_outputs(bb.model, x, rotation=True, detector=bb.detector) for name, x in images.items()
+    }
+    return bb, est, outs

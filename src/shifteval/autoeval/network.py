@@ -1,0 +1,222 @@
+"""The classifier being evaluated: penultimate features, logits and a rotation head (§3.2, §4.2).
+
+A network returns ``(logits, features)``; ``rotation(features)`` gives the 4-way rotation logits of
+Deng et al. (2021), the rotation-prediction baseline. :class:`Outputs` holds what every estimator needs
+from one set of images.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import softmax
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def check_images(images: ArrayLike, what: str = "images") -> NDArray[np.float32]:
+    """``images`` as float32 (N, S, S), with a clear error for anything else or an empty set."""
+    images = np.asarray(images, dtype=np.float32)
+    if images.ndim != 3 or images.shape[1] < 8 or images.shape[1] != images.shape[2]:
+        raise ValueError(
+            f"{what} must be an (N, S, S) array of square grayscale images (S ≥ 8), got shape {images.shape}"
+        )
+    if len(images) == 0:
+        raise ValueError(f"{what}: the set is empty")
+    return images
+
+
+def feature_net(arch: str = "cnn", n_classes: int = 10, width: int = 32):
+    """A classifier exposing its penultimate features, with a rotation head (Deng et al. 2021).
+
+    Parameters
+    ----------
+    arch : str
+        ``"cnn"``: three conv 3×3 → BN → ReLU blocks (``width``, 2·``width``, 2·``width`` channels;
+        max-pool after the first two) and global average pooling (2·``width`` features). Any other name is a
+        timm architecture created with ``num_classes=0`` (its pooled features).
+    n_classes, width : int
+
+    Returns
+    -------
+    torch.nn.Module
+        ``forward(x) -> (logits, features)``; ``rotation`` is a linear 4-way head on the features.
+    """
+    torch = _torch()
+    nn = torch.nn
+    if arch == "cnn":
+        w = width
+        backbone = nn.Sequential(
+            nn.Conv2d(1, w, 3, padding=1), nn.BatchNorm2d(w), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(w, 2 * w, 3, padding=1), nn.BatchNorm2d(2 * w), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(2 * w, 2 * w, 3, padding=1), nn.BatchNorm2d(2 * w), nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+        )  # fmt: skip
+        dim = 2 * w
+    else:
+        from ..utils.compat import import_timm
+
+        backbone = import_timm().create_model(arch, pretrained=False, in_chans=1, num_classes=0)
+        dim = backbone.num_features
+
+    class FeatureNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.backbone, self.head, self.rotation = backbone, nn.Linear(dim, n_classes), nn.Linear(dim, 4)
+            self.dim = dim
+
+        def forward(self, x):
+            features = self.backbone(x)
+            return self.head(features), features
+
+    return FeatureNet()
+
+
+def rotate(x, k):
+    """Rotate each image ``x[i]`` (N, 1, H, W) by ``k[i]`` quarter turns."""
+    torch = _torch()
+    out = x.clone()
+    for r in range(1, 4):
+        sel = k == r
+        if sel.any():
+            out[sel] = torch.rot90(x[sel], r, dims=(2, 3))
+    return out
+
+
+def _classify_and_rotate(model, xb, yb, gen):
+    """Classification + rotation prediction loss (Deng et al. 2021), one rotated copy per image."""
+    torch = _torch()
+    ce = torch.nn.functional.cross_entropy
+    k = torch.randint(0, 4, (len(xb),), generator=gen)
+    logits, _ = model(xb)
+    _, rot_features = model(rotate(xb, k))
+    return ce(logits, yb) + ce(model.rotation(rot_features), k)
+
+
+def train_feature_net(
+    images: ArrayLike,
+    labels: ArrayLike,
+    *,
+    arch: str = "cnn",
+    epochs: int = 8,
+    lr: float = 3e-3,
+    batch_size: int = 128,
+    seed: int = 0,
+    width: int = 32,
+    progress=None,
+):
+    """Train :func:`feature_net` jointly on classification and rotation prediction (AdamW, one-cycle).
+
+    Parameters
+    ----------
+    images : array (N, S, S)
+    labels : array (N,)
+    arch, epochs, lr, batch_size, width
+        See :func:`feature_net` and :func:`shifteval.zoo.models.fit_torch`.
+    seed : int
+        Seeds the initialisation and the batch order.
+
+    Returns
+    -------
+    torch.nn.Module
+        In evaluation mode.
+    """
+    torch = _torch()
+    from ..zoo.models import fit_torch
+
+    images = check_images(images, "training images")
+    torch.manual_seed(int(seed))
+    model = feature_net(arch, width=width)
+    return fit_torch(
+        model, images, labels, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed,
+        step_loss=_classify_and_rotate, progress=progress,
+    )  # fmt: skip
+
+
+@dataclass
+class Outputs:
+    """A classifier's outputs on a set of images (all numpy).
+
+    ``energy`` is the OOD detector's energy of each image when a separate detector is used
+    (:func:`shifteval.autoeval.energy.train_detector`); when it is ``None`` the energy is computed from
+    the classifier's logits.
+    """
+
+    logits: np.ndarray
+    features: np.ndarray
+    rotation_correct: np.ndarray | None = None
+    energy: np.ndarray | None = None
+
+    @property
+    def probs(self) -> np.ndarray:
+        return softmax(self.logits.astype(np.float64), axis=1)
+
+    def energies(self) -> np.ndarray:
+        """The detector's energies if there is one, else the classifier's (§3.4, T = 1)."""
+        from .energy import energy
+
+        return energy(self.logits) if self.energy is None else self.energy
+
+    def subset(self, index) -> Outputs:
+        return Outputs(*(None if a is None else a[index] for a in self._arrays()))
+
+    def __len__(self) -> int:
+        return len(self.logits)
+
+    @staticmethod
+    def concatenate(parts: list) -> Outputs:
+        """The outputs of several sets, one after the other (optional arrays only if every part has them)."""
+        columns = zip(*(p._arrays() for p in parts))
+        return Outputs(*(None if any(a is None for a in col) else np.concatenate(col) for col in columns))
+
+    def _arrays(self):
+        return self.logits, self.features, self.rotation_correct, self.energy
+
+
+def compute_outputs(
+    model, images: ArrayLike, batch: int = 1024, rotation: bool = False, detector=None
+) -> Outputs:
+    """Logits and features of ``images`` (N, H, W), in batches.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A :func:`feature_net`.
+    images : array (N, S, S)
+    batch : int
+    rotation : bool
+        Also whether the rotation head recognises each image turned by ``i mod 4`` quarter turns (image
+        ``i``): one rotated copy per image, an unbiased estimate of any random subset's rotation accuracy at
+        a quarter of the cost.
+    detector : torch.nn.Module, optional
+        Also the detector's energy of each image.
+
+    Returns
+    -------
+    Outputs
+    """
+    torch = _torch()
+    from .energy import energy
+
+    images = check_images(images)
+    logits, feats, rot, energies = [], [], [], []
+    with torch.inference_mode():
+        x = torch.from_numpy(images)[:, None]
+        for i in range(0, len(x), batch):
+            xb = x[i : i + batch]
+            lg, ft = model(xb)
+            logits.append(lg.double().numpy())
+            feats.append(ft.double().numpy())
+            if rotation:
+                k = torch.arange(i, i + len(xb)) % 4
+                _, f = model(rotate(xb, k))
+                rot.append((model.rotation(f).argmax(1) == k).double().numpy())
+            if detector is not None:
+                energies.append(energy(detector(xb)[0].double().numpy()))
+    return Outputs(*(np.concatenate(parts) if parts else None for parts in (logits, feats, rot, energies)))

@@ -1,0 +1,99 @@
+"""The dataset representation of §3.2: feature mean, feature variance and the Fréchet distance.
+
+For a set D with penultimate features F = {φ(x) : x ∈ D},
+``h(D) = [μ_F, σ²_F, FD(D, D_train)]`` — the mean first, then the per-dimension *variance* (not the
+standard deviation), then the Fréchet distance to the training set as the last element.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+
+def _sqrt_psd(m):
+    vals, vecs = np.linalg.eigh((m + m.T) / 2)
+    return (vecs * np.sqrt(np.clip(vals, 0, None))) @ vecs.T
+
+
+def frechet_distance(mu1: ArrayLike, cov1: ArrayLike, mu2: ArrayLike, cov2: ArrayLike) -> float:
+    """FD = ‖μ₁ − μ₂‖² + Tr(Σ₁ + Σ₂ − 2(Σ₁Σ₂)^½) (Zhu et al., §3.2; Heusel et al. 2017).
+
+    Tr((Σ₁Σ₂)^½) is the sum of square roots of the eigenvalues of the symmetric PSD matrix
+    Σ₁^½ Σ₂ Σ₁^½ (same eigenvalues as Σ₁Σ₂), which stays real and finite for singular covariances where
+    ``scipy.linalg.sqrtm(Σ₁Σ₂)`` returns complex noise.
+
+    Parameters
+    ----------
+    mu1, mu2 : array (d,)
+    cov1, cov2 : array (d, d)
+
+    Returns
+    -------
+    float
+        Non-negative.
+
+    Examples
+    --------
+    >>> frechet_distance([0.0, 0.0], np.eye(2), [3.0, 4.0], np.eye(2))
+    25.0
+    """
+    mu1, mu2 = np.asarray(mu1, float), np.asarray(mu2, float)
+    cov1, cov2 = np.atleast_2d(cov1).astype(float), np.atleast_2d(cov2).astype(float)
+    s1 = _sqrt_psd(cov1)
+    cross = np.linalg.eigvalsh(s1 @ cov2 @ s1)
+    tr_sqrt = np.sqrt(np.clip(cross, 0, None)).sum()
+    return float(max(np.sum((mu1 - mu2) ** 2) + np.trace(cov1) + np.trace(cov2) - 2 * tr_sqrt, 0.0))
+
+
+@dataclass
+class Reference:
+    """The training set's feature statistics and energies: what every representation is measured against."""
+
+    mean: np.ndarray
+    cov: np.ndarray
+    energies: np.ndarray
+
+
+def reference(outputs) -> Reference:
+    """Feature mean and covariance of the training set, and its energies (the detector's, if any).
+
+    Parameters
+    ----------
+    outputs : Outputs
+        The classifier's outputs on its training set.
+    """
+    f = outputs.features
+    return Reference(f.mean(axis=0), np.cov(f, rowvar=False), outputs.energies())
+
+
+def representation(features: ArrayLike, ref: Reference) -> NDArray[np.float64]:
+    """``h = [μ, σ², FD(D, D_train)]`` (§3.2), of length 2·d + 1.
+
+    Parameters
+    ----------
+    features : array (n, d), n ≥ 2
+    ref : Reference
+
+    Returns
+    -------
+    ndarray (2·d + 1,)
+        Feature means, feature variances (``ddof=0``), then the Fréchet distance.
+    """
+    f = np.asarray(features, dtype=np.float64)
+    if f.ndim != 2 or len(f) < 2:
+        raise ValueError(f"a representation needs at least two images' features, got shape {f.shape}")
+    fd = frechet_distance(f.mean(axis=0), np.cov(f, rowvar=False), ref.mean, ref.cov)
+    return np.concatenate([f.mean(axis=0), f.var(axis=0), [fd]])
+
+
+def meta_targets(outputs: list, labels: list, ref: Reference) -> tuple[np.ndarray, np.ndarray]:
+    """The regression data of a list of meta-sets (§3.3).
+
+    Each set's representation (FD in the last column) and the classifier's accuracy on it.
+    """
+    reps = np.stack([representation(o.features, ref) for o in outputs])
+    acc = np.array([float((o.logits.argmax(1) == y).mean()) for o, y in zip(outputs, labels, strict=True)])
+    return reps, acc
