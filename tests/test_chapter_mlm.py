@@ -6,8 +6,6 @@ import numpy as np
 import pytest
 from conftest import ROOT, run_default, shifteval, write_idx_dataset
 
-MNIST = ROOT.parent / "shared" / "realdata" / "mnist"
-
 
 def test_mlm_smoke_results(built_book):
     import numpy as np
@@ -112,17 +110,20 @@ def test_mlm_default_run_claims_and_recorded_keys(default_project):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not MNIST.is_dir(), reason=f"real MNIST not at {MNIST}")
-def test_mlm_real_mnist_in_the_papers_setting_reduced(tmp_path):
-    """real.yaml on the official MNIST files, reduced for CI: 3 epochs, 4,000 training, 1,000 test images."""
+def test_mlm_real_mnist_in_the_papers_setting_reduced(tmp_path, real_data):
+    """real.yaml on the official MNIST files, fetched by `shifteval data get` from a local mirror of
+    ../shared/realdata; reduced for CI: 3 epochs, 4,000 training, 1,000 test images."""
     from conftest import copy_project
 
     project = copy_project(tmp_path / "project")
-    args = ["data_dir=" + str(MNIST), "epochs=3", "n_train=4000", "n_test=1000", "n_calibration=400"]
+    args = ["epochs=3", "n_train=4000", "n_test=1000", "n_calibration=400"]
     args += ["calibration_points=6"]
-    out = shifteval("run", "mlm", "--params", "real", *sum((["-p", a] for a in args), []), cwd=project)
+    out = shifteval(
+        "run", "mlm", "--params", "real", "--data", str(real_data), *sum((["-p", a] for a in args), []), cwd=project
+    )  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
     res = json.loads((project / "book" / "chapters" / "mlm.results.json").read_text())
+    assert res["provenance"]["parameters"]["data_dir"] == str(real_data / "mnist")
     assert res["n_parameters"] == 206_922 and res["n_train"] == 4000
     assert 0.8 < res["accuracy_clean"] <= 1 and 0.8 < res["accuracy_train"] <= 1
     assert len(res["accuracy_by_level"]) == 10 and res["accuracy_by_level"][-1] < res["accuracy_by_level"][0]
