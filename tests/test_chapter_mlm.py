@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import ROOT, run_default, shifteval, write_idx_dataset
+from conftest import run_default, shifteval, write_idx_dataset
 
 
 def test_mlm_smoke_results(built_book):
