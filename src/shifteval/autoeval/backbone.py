@@ -3,13 +3,13 @@ compute their outputs on the training set, on every meta-set and on every test p
 
 from __future__ import annotations
 
-import hashlib
 import io
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ..utils import cache as caching
 from .energy import train_detector
 from .estimators import fit
 from .metadataset import meta_dataset
@@ -17,7 +17,6 @@ from .network import Outputs, _torch, compute_outputs, feature_net, train_featur
 from .streams import stream_seed
 
 #: The modules whose code is part of a cached backbone's key.
-_KEYED = ("network.py", "energy.py", "metadataset.py", "streams.py", "backbone.py", "../zoo/models.py")
 
 
 @dataclass
@@ -92,16 +91,15 @@ def prepare_backbone(arch: str, x_train, y_train, meta_pool, meta_val_pool, *, e
     from ..utils.io import atomic_write_bytes
 
     (xm, ym), (xv, yv) = meta_pool, meta_val_pool
-    h = hashlib.sha256()
-    for part in (arch, epochs, n_sets, n_val_sets, set_size, seed, detector_epochs, detector_lr):
-        h.update(repr(part).encode())
-    for arr in (x_train, y_train, xm, ym, xv, yv, np.zeros(0) if outliers is None else outliers):
-        h.update(np.ascontiguousarray(arr).tobytes())
-    if detector is not None:
-        h.update(state_bytes(detector).tobytes())
-    for module in _KEYED:
-        h.update((Path(__file__).parent / module).read_bytes())
-    path = Path(cache) / f"{arch}-{h.hexdigest()[:16]}.npz" if cache else None
+    key = caching.key(
+        {"arch": arch, "epochs": epochs, "n_sets": n_sets, "n_val_sets": n_val_sets, "set_size": set_size,
+         "seed": seed, "detector_epochs": detector_epochs, "detector_lr": detector_lr,
+         "data": [x_train, y_train, xm, ym, xv, yv, np.zeros(0) if outliers is None else outliers],
+         "detector": None if detector is None else state_bytes(detector)},
+        modules=["shifteval.autoeval.backbone"],  # and everything it imports (networks, detector, meta-sets)
+        packages=["numpy", "torch", "scikit-learn"],
+    )  # fmt: skip
+    path = Path(cache) / f"{arch}-{key}.npz" if cache else None
     if path is not None and path.is_file():
         with np.load(path, allow_pickle=False) as z:
             model = _load_state(feature_net(arch), z["state"])
