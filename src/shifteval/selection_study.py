@@ -75,33 +75,44 @@ def naive_error_curve(sizes, naive_curve: ArrayLike, truth: ArrayLike) -> dict:
             "line_in_1_over_m": coef.tolist(), "max_line_distance": float(np.abs(resid).max())}  # fmt: skip
 
 
-def redraw_errors(s_v1, s_v2, correct_v2, annotators: int, rounds: int, seed, k: int = 3) -> pd.DataFrame:
-    """Each estimator's error (mean over models, points) over independent fresh vote rounds.
+def redraw_errors(s_v1, s_v2, correct_v2, annotators: int, rounds: int, seed, k: int = 3) -> dict:
+    """Each estimator's error over independent fresh vote rounds (points).
 
     Engstrom et al. could annotate ImageNetV2 once; the world can re-annotate at will, which separates
-    an estimator's bias (the mean of the errors) from its variance (their spread).
+    an estimator's bias (the mean of its errors) from its variance (their spread), and checks the
+    standard errors it reports.
 
     Returns
     -------
-    pandas.DataFrame
-        One row per round; columns ``naive``, ``jackknife``, ``parametric`` and ``jackknife_se`` (the
-        mean reported jackknife standard error, points).
+    dict
+        ``mean_error``: estimator → error of the mean over models, averaged over rounds;
+        ``sd_of_mean_error``: its standard deviation over rounds; ``per_model_sd``: estimator → the
+        standard deviation over rounds of each model's estimate, averaged over models (what a per-model
+        standard error should match); ``jackknife_se``: the jackknife's reported standard error, averaged
+        over models and rounds; ``rounds``.
     """
     correct_v2 = np.asarray(correct_v2)
-    truth = selection.true_adjusted_accuracy(s_v1, s_v2, correct_v2).mean()
-    rows = []
+    truth = selection.true_adjusted_accuracy(s_v1, s_v2, correct_v2)
+    est = {"naive": [], "jackknife": [], "parametric": []}
+    se = []
     for r in range(1, validation.positive_int(rounds, "rounds") + 1):
         v1, v2 = reannotate(s_v1, s_v2, annotators, seed, round=r)
         c1, c2 = v1.sum(1), v2.sum(1)
         jack = selection.jackknife_adjusted_accuracy(v1, v2, correct_v2)
         param, _ = selection.parametric_adjusted_accuracy(c1, c2, correct_v2, annotators, k=k, seed=seed)
-        rows.append({
-            "naive": 100 * (selection.naive_adjusted_accuracy(c1, c2, correct_v2, annotators).mean() - truth),
-            "jackknife": 100 * (jack.corrected.mean() - truth),
-            "parametric": 100 * (np.mean(param) - truth),
-            "jackknife_se": 100 * float(np.mean(jack.std_error)),
-        })  # fmt: skip
-    return pd.DataFrame(rows, index=pd.RangeIndex(1, len(rows) + 1, name="round"))
+        est["naive"].append(selection.naive_adjusted_accuracy(c1, c2, correct_v2, annotators))
+        est["jackknife"].append(jack.corrected)
+        est["parametric"].append(np.asarray(param))
+        se.append(np.mean(jack.std_error))
+    err = {name: 100 * (np.asarray(v) - truth) for name, v in est.items()}  # rounds x models
+    ddof = 1 if rounds > 1 else 0
+    return {
+        "rounds": int(rounds),
+        "mean_error": {n: float(e.mean()) for n, e in err.items()},
+        "sd_of_mean_error": {n: float(e.mean(axis=1).std(ddof=ddof)) for n, e in err.items()},
+        "per_model_sd": {n: float(e.std(axis=0, ddof=ddof).mean()) for n, e in err.items()},
+        "jackknife_se": float(100 * np.mean(se)),
+    }
 
 
 def mass_above(
