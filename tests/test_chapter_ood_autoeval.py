@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import SHARED, copy_project, run_default, shifteval, write_idx_dataset
+from conftest import copy_project, run_default, shifteval, write_idx_dataset
 
 METHODS = {
     "autoeval",
@@ -104,11 +104,10 @@ def test_ood_autoeval_runs_on_mnist_and_fashion_mnist_idx_files(tmp_path):
 
 
 @pytest.mark.slow
-def test_ood_autoeval_real_set_on_the_published_mnist_and_fashion_mnist(tmp_path):
-    """The `real` parameter set on the real MNIST and Fashion-MNIST files (reduced epochs and sets)."""
-    mnist, fashion = SHARED / "realdata" / "mnist", SHARED / "realdata" / "fashion-mnist"
-    if not (mnist.is_dir() and fashion.is_dir()):
-        pytest.skip(f"no real data in {SHARED / 'realdata'}")
+def test_ood_autoeval_real_set_on_the_published_mnist_and_fashion_mnist(tmp_path, real_data):
+    """The `real` parameter set on the real MNIST and Fashion-MNIST files, fetched by `shifteval data get`
+    from a local mirror of ../shared/realdata (reduced epochs and sets)."""
+    mnist, fashion = real_data / "mnist", real_data / "fashion-mnist"
     project = copy_project(tmp_path / "project")
     out = _run_real(project, mnist, fashion, ["ood_pool=500", "set_size=400", "meta_set_size=200"])
     assert out.returncode == 0, out.stderr[-3000:]

@@ -88,15 +88,15 @@ def test_top_confusions_and_rank_agreement():
 @pytest.mark.parametrize(
     ("probs", "labels", "centroids", "message"),
     [
-        (np.array([[2.0, -1.0]]), [0], np.eye(2), "non-negative"),
-        (np.array([[0.5, 0.2]]), [0], np.eye(2), "sums to 0.7"),
-        (np.array([0.5, 0.5]), [0], np.eye(2), r"\(N, K\)"),
-        (np.array([[0.5, 0.5], [0.4, 0.6]]), [0, 2], np.eye(2), "labels must lie in 0..1"),
-        (np.array([[0.5, 0.5], [0.4, 0.6]]), [0, 1, 1], np.eye(2), "shape"),
+        (np.array([[2.0, -1.0]]), [0], np.eye(2), r"must hold probabilities in \[0, 1\]; found 2"),
+        (np.array([[0.5, 0.2]]), [0], np.eye(2), "row 0 sums to 0.7000"),
+        (np.array([0.5, 0.5]), [0], np.eye(2), "non-empty N×K"),
+        (np.array([[0.5, 0.5], [0.4, 0.6]]), [0, 2], np.eye(2), r"'labels' must lie in \[0, 2\); found 2"),
+        (np.array([[0.5, 0.5], [0.4, 0.6]]), [0, 1, 1], np.eye(2), "must have 2 entries"),
         (np.array([[0.5, 0.5], [0.4, 0.6]]), [0, 1], np.eye(3)[:, :2], "3 centroids"),
         (np.array([[0.5, 0.5], [0.4, 0.6]]), [0, 1], np.eye(3), r"\(K, 2\)"),
         (np.array([[0.5, 0.5], [0.4, 0.6]]), [0, 0], np.eye(2), r"class\(es\) \[1\] have no example"),
-        (np.array([[0.5, 0.5], [0.4, 0.6]]), [0.0, 1.0], np.eye(2), "integers"),
+        (np.array([[0.5, 0.5], [0.4, 0.6]]), [0.0, 1.0], np.eye(2), "1-D integer array"),
     ],
 )
 def test_bad_input(probs, labels, centroids, message):

@@ -20,35 +20,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .utils import validation
+
 
 def _check_probs(probs, name: str = "probs", n_classes: int | None = None):
-    probs = np.asarray(probs, dtype=np.float64)
-    if probs.ndim != 2 or len(probs) == 0:
-        raise ValueError(
-            f"{name} must be a non-empty (N, K) array of softmax outputs, got shape {probs.shape}"
-        )
-    if n_classes is not None and probs.shape[1] != n_classes:
-        raise ValueError(f"{name} has {probs.shape[1]} columns but there are {n_classes} classes")
-    if not np.all(np.isfinite(probs)) or probs.min() < -1e-6:
-        raise ValueError(f"{name} must be finite and non-negative (rows of a probability simplex)")
-    sums = probs.sum(axis=1)
-    bad = np.flatnonzero(np.abs(sums - 1) > 1e-3)
-    if len(bad):
-        raise ValueError(
-            f"{name}: row {bad[0]} sums to {sums[bad[0]]:.4f}, not 1 (are these logits, not softmax outputs?)"
-        )
-    return probs
+    return validation.probabilities(probs, name, n_classes=n_classes)
 
 
 def _check_labels(labels, n: int, n_classes: int):
-    labels = np.asarray(labels)
-    if labels.shape != (n,):
-        raise ValueError(f"labels must have shape ({n},) to match probs, got {labels.shape}")
-    if not np.issubdtype(labels.dtype, np.integer):
-        raise ValueError(f"labels must be integers, got dtype {labels.dtype}")
-    if labels.min() < 0 or labels.max() >= n_classes:
-        raise ValueError(f"labels must lie in 0..{n_classes - 1}; found {labels.min()}..{labels.max()}")
-    return labels.astype(np.int64)
+    return validation.labels(labels, "labels", n=n, n_classes=n_classes)
 
 
 def initial_centroids(probs, labels):
