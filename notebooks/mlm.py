@@ -116,12 +116,16 @@ R.say(
         "Calibration used {n_cal:,} held-out training images, none of them equal to any of the {n_test:,} "
         "test images ({overlap} shared), and a calibration model whose weights differ from the evaluated model's.",
         calibration["images_overlap_evaluation"] == 0 and not calibration["uses_evaluated_model"],
-        n_cal=len(cal_idx), n_test=len(x_test), overlap=calibration["images_overlap_evaluation"],
+        n_cal=len(cal_idx),
+        n_test=len(x_test),
+        overlap=calibration["images_overlap_evaluation"],
     ),
     R.claim(
         "mlm-calibration-clamped",
         "{n} of the {total} perturbation-levels could not reach their target within the search grid and were clamped to its end.",
-        n_clamped <= 0.1 * 10 * len(names), n=n_clamped, total=10 * len(names),
+        n_clamped <= 0.1 * 10 * len(names),
+        n=n_clamped,
+        total=10 * len(names),
     ),
 )
 
@@ -143,7 +147,11 @@ n_params = sum(p.numel() for p in model.parameters())
 R.number("mlm-n-parameters", n_params, "{:,}")
 R.number("mlm-acc-train", acc_train, "{:.2%}")
 R.number("mlm-acc-clean", acc_clean, "{:.2%}")
-R.number("mlm-data", f"{data_label}: {len(x_train):,} training and {len(x_test):,} test images of {x_train.shape[1]}×{x_train.shape[2]} pixels", "{}")
+R.number(
+    "mlm-data",
+    f"{data_label}: {len(x_train):,} training and {len(x_test):,} test images of {x_train.shape[1]}×{x_train.shape[2]} pixels",
+    "{}",
+)
 
 # %% [markdown]
 # Data: {glue:md}`mlm-data`. The paper's CNN sized for these inputs has {glue:md}`mlm-n-parameters`
@@ -200,13 +208,18 @@ R.say(
     R.claim(
         "mlm-zeros-cluster",
         "The clean confusion matrix has {z} zeros among the six cells 0, 1, 2 → 8, 9; the perturbed MLM gives these cells a mean likelihood of {m:.3f}, below the uniform 1/9 = 0.111.",
-        zeros_mlm.mean() < 1 / 9, z=int((zeros == 0).sum()), m=float(zeros_mlm.mean()),
+        zeros_mlm.mean() < 1 / 9,
+        z=int((zeros == 0).sum()),
+        m=float(zeros_mlm.mean()),
     ),
     R.claim(
         "mlm-9-to-7",
         "The clean test set's most frequent error from 9 is 9 → {j} ({c} images); the perturbed MLM ranks 9 → 7 {r} of 9 in row 9 (likelihood {m:.3f}), not its largest entry, as in the paper.",
         mlm.row_rank(M_perturbed, 9, 7) > 1,
-        j=top9, c=int(cm[9, top9]), r=mlm.row_rank(M_perturbed, 9, 7), m=float(M_perturbed[9, 7]),
+        j=top9,
+        c=int(cm[9, top9]),
+        r=mlm.row_rank(M_perturbed, 9, 7),
+        m=float(M_perturbed[9, 7]),
     ),
 )
 
@@ -216,12 +229,15 @@ R.say(
     R.claim(
         "mlm-7-to-2",
         "In row 7 of the perturbed MLM, 7 → 2 ranks {r} of 9 (likelihood {m:.3f}), as in the paper among the likelier confusions of 7.",
-        mlm.row_rank(M_perturbed, 7, 2) <= 3, r=mlm.row_rank(M_perturbed, 7, 2), m=float(M_perturbed[7, 2]),
+        mlm.row_rank(M_perturbed, 7, 2) <= 3,
+        r=mlm.row_rank(M_perturbed, 7, 2),
+        m=float(M_perturbed[7, 2]),
     ),
     R.claim(
         "mlm-clean-vs-perturbed",
         "The clean MLM and the perturbed MLM rank the 90 class pairs differently: Spearman ρ = {rho:.2f}.",
-        rho_clean_pert < 0.9, rho=rho_clean_pert,
+        rho_clean_pert < 0.9,
+        rho=rho_clean_pert,
     ),
 )
 
@@ -245,7 +261,12 @@ R.number("mlm-41-ours", mlm.confusion_summary(cm), "{}")
 # %%
 PAPER_TABLE1 = [1.1694e-14, 1.0959e-14, 6.7639e-15, 1.7808e-14, 7.7425e-15, 1.3045e-04, 2.3118e-04, 1.3083e-14, 1.4139e-04, 1.2047e-14]  # fmt: skip
 table1 = pd.DataFrame(
-    {"class": range(K), "shift (correct outputs, ours)": shift, "shift (all outputs)": shift_all, "paper (MNIST)": PAPER_TABLE1}
+    {
+        "class": range(K),
+        "shift (correct outputs, ours)": shift,
+        "shift (all outputs)": shift_all,
+        "paper (MNIST)": PAPER_TABLE1,
+    }
 )
 viz.table("mlm-table1", table1.style.format("{:.3e}", subset=list(table1.columns[1:])).hide(axis="index"))
 
@@ -253,7 +274,9 @@ viz.table("mlm-table1", table1.style.format("{:.3e}", subset=list(table1.columns
 R.claim(
     "mlm-kmeans-readings",
     "Clustering only the correctly classified outputs moves the centroids by at most {a:.2e}; clustering every training output moves them by up to {b:.2e}.",
-    shift_all.max() > shift.max(), a=float(shift.max()), b=float(shift_all.max()),
+    shift_all.max() > shift.max(),
+    a=float(shift.max()),
+    b=float(shift_all.max()),
 )
 
 # %% [markdown]
@@ -282,7 +305,9 @@ viz.figure("mlm-fig2", fig)
 R.claim(
     "mlm-misclustered",
     "{n:,} of {c:,} correctly classified training images lie nearest to another class's centroid: fewer than 1%.",
-    n_misclustered < 0.01 * n_correct, n=n_misclustered, c=n_correct,
+    n_misclustered < 0.01 * n_correct,
+    n=n_misclustered,
+    c=n_correct,
 )
 
 # %% [markdown]
@@ -324,7 +349,13 @@ viz.figure("mlm-fig4", viz.mlm.fig5_7_accuracy(accuracy, accuracy_by_level, acc_
 deviation = float(np.abs(accuracy_by_level.to_numpy() - cal["targets"]).max())
 linearity = float(np.corrcoef(levels, accuracy_by_level)[0, 1])
 rises = [n for n in names if np.any(np.diff(accuracy.loc[n].to_numpy()) > 0)]
-R.number("mlm-brightness", f"{accuracy.loc['brightness', 1]:.2f} → {accuracy.loc['brightness', 10]:.2f}" if "brightness" in names else "not run", "{}")
+R.number(
+    "mlm-brightness",
+    f"{accuracy.loc['brightness', 1]:.2f} → {accuracy.loc['brightness', 10]:.2f}"
+    if "brightness" in names
+    else "not run",
+    "{}",
+)
 spread10 = float(accuracy[10].max() - accuracy[10].min())
 
 # %% tags=["remove-input"]
@@ -332,7 +363,10 @@ R.say(
     R.claim(
         "mlm-mean-profile",
         "Mean accuracy over the perturbations falls from {a1:.2%} at level 1 to {a10:.2%} at level 10, within {dev:.1f} points of the calibration targets at every level.",
-        deviation < 0.05, a1=float(accuracy_by_level.iloc[0]), a10=float(accuracy_by_level.iloc[-1]), dev=100 * deviation,
+        deviation < 0.05,
+        a1=float(accuracy_by_level.iloc[0]),
+        a10=float(accuracy_by_level.iloc[-1]),
+        dev=100 * deviation,
     ),
     R.claim("mlm-linear", "Its correlation with the level is {r:.3f}.", linearity < -0.98, r=linearity),
 )
@@ -342,13 +376,22 @@ R.say(
     R.claim(
         "mlm-extremes",
         "Over all perturbations and levels accuracy ranges from {lo:.2%} to {hi:.2%}; at level 10 from {lo10:.2%} ({n_lo}) to {hi10:.2%} ({n_hi}), a spread of {s:.1f} points that the calibration does not fix.",
-        spread10 > 0.01, lo=float(accuracy.min().min()), hi=float(accuracy.max().max()), lo10=float(accuracy[10].min()),
-        n_lo=accuracy[10].idxmin().replace("_", " "), hi10=float(accuracy[10].max()), n_hi=accuracy[10].idxmax().replace("_", " "), s=100 * spread10,
+        spread10 > 0.01,
+        lo=float(accuracy.min().min()),
+        hi=float(accuracy.max().max()),
+        lo10=float(accuracy[10].min()),
+        n_lo=accuracy[10].idxmin().replace("_", " "),
+        hi10=float(accuracy[10].max()),
+        n_hi=accuracy[10].idxmax().replace("_", " "),
+        s=100 * spread10,
     ),
     R.claim(
         "mlm-nonmonotone",
         "{n} of {total} perturbations have a curve that rises somewhere from one level to the next{which}.",
-        len(rises) < len(names), n=len(rises), total=len(names), which=(": " + ", ".join(r.replace("_", " ") for r in rises)) if rises else "",
+        len(rises) < len(names),
+        n=len(rises),
+        total=len(names),
+        which=(": " + ", ".join(r.replace("_", " ") for r in rises)) if rises else "",
     ),
 )
 
@@ -368,7 +411,9 @@ R.say(
 # (`figure_perturbation`); bottom: the softmax output of exactly the image shown above it.
 
 # %%
-fig = viz.mlm.fig6_one_digit(x_test[digit], p_test[digit], kept, probs, figure_perturbation, digit, 0, y_test[digit])
+fig = viz.mlm.fig6_one_digit(
+    x_test[digit], p_test[digit], kept, probs, figure_perturbation, digit, 0, y_test[digit]
+)
 viz.figure("mlm-fig5", fig)
 
 # %% [markdown]
@@ -428,7 +473,9 @@ rates_clean = mlm.confusion_rates(y_test, p_test.argmax(1), K)
 rank = pd.DataFrame(
     {
         "MLM (clean) vs observed": [mlm.rank_agreement(M_clean, r)[0] for r in rates],
-        "MLM at the level vs observed": [mlm.rank_agreement(m, r)[0] for m, r in zip(mats, rates)],
+        "MLM at the level vs observed": [
+            mlm.rank_agreement(m, r)[0] for m, r in zip(mats, rates, strict=False)
+        ],
         "clean confusion rates vs observed": [mlm.rank_agreement(rates_clean, r)[0] for r in rates],
     },
     index=pd.Index(levels, name="level"),
@@ -442,12 +489,16 @@ R.say(
     R.claim(
         "mlm-rank-per-level",
         "Averaged over the levels, the clean MLM agrees with the observed confusions better (ρ = {a:.2f}) than the MLM computed from each level's own perturbed outputs does (ρ = {b:.2f}).",
-        rho.iloc[0] > rho.iloc[1], a=float(rho.iloc[0]), b=float(rho.iloc[1]),
+        rho.iloc[0] > rho.iloc[1],
+        a=float(rho.iloc[0]),
+        b=float(rho.iloc[1]),
     ),
     R.claim(
         "mlm-rank-vs-counts",
         "Counting the clean errors reaches ρ = {c:.2f}, at least the clean MLM's {a:.2f}: on these data the clean MLM adds no ranking power over the clean confusion matrix.",
-        rho.iloc[2] >= rho.iloc[0], c=float(rho.iloc[2]), a=float(rho.iloc[0]),
+        rho.iloc[2] >= rho.iloc[0],
+        c=float(rho.iloc[2]),
+        a=float(rho.iloc[0]),
     ),
 )
 

@@ -9,7 +9,7 @@ from shifteval import selection
 
 def test_toy_density_integrates_to_one_and_has_the_right_limits():
     for n in (0, 1, 10, 100):
-        total, _ = integrate.quad(lambda s: selection.toy_v2_density(s, 2.0, 3.0, n), 0, 1)
+        total, _ = integrate.quad(lambda s, n=n: selection.toy_v2_density(s, 2.0, 3.0, n), 0, 1)
         assert total == pytest.approx(1, abs=1e-8)
     s = np.linspace(0.01, 0.99, 50)
     assert np.allclose(selection.toy_v2_density(s, 2, 3, 0), stats.beta.pdf(s, 2, 3))
@@ -44,7 +44,9 @@ def test_mixture_recovers_known_components():
     assert fit.weights.sum() == pytest.approx(1)
     assert fit.pmf(np.arange(41)).sum() == pytest.approx(1)
     # the fitted likelihood is at least that of the true parameters
-    true_ll = np.sum(np.log(sum(wj * stats.betabinom.pmf(counts, 40, aj, bj) for wj, aj, bj in zip(w, a, b))))
+    true_ll = np.sum(
+        np.log(sum(wj * stats.betabinom.pmf(counts, 40, aj, bj) for wj, aj, bj in zip(w, a, b, strict=False)))
+    )
     assert fit.loglik >= true_ll - 1e-6
 
 

@@ -225,19 +225,23 @@ class BetaBinomialMixture:
 
     @property
     def means(self) -> np.ndarray:
+        """Mean of each beta component."""
         return self.alphas / (self.alphas + self.betas)
 
     def pdf(self, s):
         """Mixture density of the true selection frequency at ``s``."""
         s = np.asarray(s, dtype=float)
-        return sum(w * stats.beta.pdf(s, a, b) for w, a, b in zip(self.weights, self.alphas, self.betas))
+        return sum(
+            w * stats.beta.pdf(s, a, b)
+            for w, a, b in zip(self.weights, self.alphas, self.betas, strict=False)
+        )
 
     def pmf(self, k):
         """Implied probability of ``k`` "yes" votes out of ``n_annotators``."""
         k = np.asarray(k)
         return sum(
             w * stats.betabinom.pmf(k, self.n_annotators, a, b)
-            for w, a, b in zip(self.weights, self.alphas, self.betas)
+            for w, a, b in zip(self.weights, self.alphas, self.betas, strict=False)
         )
 
 
@@ -315,7 +319,7 @@ def fit_betabinomial_mixture(
 
     def em(weights, log_ab, iterations):
         prev, loglik, converged, it = -np.inf, -np.inf, False, 0
-        for it in range(1, iterations + 1):
+        for _ in range(iterations):
             comp = np.stack([_component_loglik(levels, n, *log_ab[j]) for j in range(k)])
             comp += np.log(np.maximum(weights, 1e-300))[:, None]
             mix = np.logaddexp.reduce(comp, axis=0)  # log p(count level)
@@ -395,6 +399,7 @@ class AccuracySpline:
     coef: np.ndarray
 
     def __call__(self, s):
+        """Accuracy at true frequency ``s`` (clipped to [0, 1])."""
         s = np.clip(np.asarray(s, dtype=float), 0, 1)
         return np.nan_to_num(_bspline_basis(np.atleast_1d(s), len(self.coef))) @ self.coef
 
@@ -467,7 +472,7 @@ def bootstrap_parametric(
     f = _check_correct(correct_v2, len(c2), "correct_v2")
     rng = np.random.default_rng(seed)
     draws = []
-    for b in range(int(n_boot)):
+    for _b in range(int(n_boot)):
         i1 = rng.integers(0, len(c1), len(c1))
         i2 = rng.integers(0, len(c2), len(c2))
         est, _ = parametric_adjusted_accuracy(

@@ -1,5 +1,8 @@
-"""Backbone preparation and caching (I/O only): train or load a classifier and the OOD detector, and
-compute their outputs on the training set, on every meta-set and on every test pool."""
+"""Backbone preparation and caching (I/O only).
+
+Train or load a classifier and the OOD detector, and compute their outputs on the training set, on
+every meta-set and on every test pool.
+"""
 
 from __future__ import annotations
 
@@ -21,8 +24,10 @@ from .streams import stream_seed
 
 @dataclass
 class Backbone:
-    """A trained feature network with its outputs on the training set and on every meta-set, and the OOD
-    detector whose energies the outputs carry (``None`` without outlier exposure)."""
+    """A trained feature network with its outputs on the training set and on every meta-set.
+
+    ``detector`` is the OOD detector whose energies the outputs carry (``None`` without outlier exposure).
+    """
 
     arch: str
     model: object
@@ -53,16 +58,17 @@ def _unpack(z, prefix: str) -> list:
     return [
         Outputs(z[f"{prefix}_logits"][a:b].astype(np.float64), z[f"{prefix}_features"][a:b].astype(np.float64),
                 z[f"{prefix}_rotation"][a:b].astype(np.float64), None if energies is None else energies[a:b])
-        for a, b in zip(bounds[:-1], bounds[1:])
+        for a, b in zip(bounds[:-1], bounds[1:], strict=False)
     ]  # fmt: skip
 
 
 def _split(values, lengths):
     bounds = np.cumsum(np.r_[0, lengths])
-    return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=False)]
 
 
 def state_bytes(model) -> np.ndarray:
+    """A torch model's weights as bytes (``torch.save`` of its state dict), for caches and cache keys."""
     buf = io.BytesIO()
     _torch().save(model.state_dict(), buf)
     return np.frombuffer(buf.getvalue(), dtype=np.uint8)
@@ -152,8 +158,10 @@ def prepare_backbone(arch: str, x_train, y_train, meta_pool, meta_val_pool, *, e
 def prepare(arch: str, epochs: int, pools, images: dict, *, n_sets: int, n_val_sets: int, set_size: int,
             seed: int = 0, outliers=None, detector=None, detector_epochs: int = 10, detector_lr: float = 1e-2,
             cache=None):  # fmt: skip
-    """Train a backbone (:func:`prepare_backbone`) on ``pools.fit``, fit AutoEval and the baselines
-    (validation pool as DoC/ATC's held-out ID data) and compute its outputs on every image set.
+    """Train a backbone (:func:`prepare_backbone`), fit AutoEval and the baselines, compute all outputs.
+
+    The backbone learns ``pools.fit``; the validation pool is DoC/ATC's held-out ID data; outputs are
+    computed on every image set.
 
     Returns
     -------

@@ -32,8 +32,11 @@ def energy_threshold(train_energies: ArrayLike, percentile: float = 99.5) -> flo
 
 
 def default_margins(model, images: ArrayLike) -> tuple[float, float]:
-    """(m_in, m_out) read off ``model``'s own energies on its training images: their 25th and 99th
-    percentiles. Liu et al. use −25 and −7 for a WideResNet on CIFAR-10; energies scale with the network."""
+    """(m_in, m_out) read off ``model``'s own energies on its training images.
+
+    Their 25th and 99th percentiles. Liu et al. use −25 and −7 for a WideResNet on CIFAR-10; energies
+    scale with the network.
+    """
     e = energy(compute_outputs(model, images).logits)
     return float(np.percentile(e, 25)), float(np.percentile(e, 99))
 
@@ -55,8 +58,10 @@ def train_detector(
     seed: int = 0,
     progress=None,
 ):
-    """The OOD detector of Zhu et al. (§4.2): a copy of ``model`` fine-tuned with outlier exposure as
-    Liu et al.'s reference code does (``wetliu/energy_ood``, ``CIFAR/train.py``, ``--score energy``).
+    """The OOD detector of Zhu et al. (§4.2): a copy of ``model`` fine-tuned with outlier exposure.
+
+    Fine-tuned as Liu et al.'s reference code does (``wetliu/energy_ood``, ``CIFAR/train.py``,
+    ``--score energy``).
 
     Each step concatenates a batch of ``batch_size`` training images and ``outlier_ratio``·``batch_size``
     auxiliary outliers and passes them through the network *in one forward pass* (so BatchNorm sees the

@@ -15,8 +15,9 @@ TRANSFORMS = ("contrast", "brightness", "gray_levels", "inversion", "affine", "s
 
 
 def transform_set(images: ArrayLike, rng: np.random.Generator, p: float = 0.5):
-    """One meta-set's transformation (§3.3): each of the six is used with probability ``p``, with
-    set-level strengths drawn from ``rng``.
+    """One meta-set's transformation (§3.3).
+
+    Each of the six is used with probability ``p``, with set-level strengths drawn from ``rng``.
 
     Adapted to grayscale digits: *contrast* scales deviations from each image's mean by c ∈ [0.3, 1.6];
     *brightness* adds b ∈ [−0.35, 0.35]; *colour removal* becomes *gray-level removal* (posterise to 2-6
@@ -98,12 +99,16 @@ def meta_dataset(
 
 
 def cutout(images: ArrayLike, rng: np.random.Generator, size: int | None = None) -> NDArray[np.float32]:
-    """Erase one random ``size``×``size`` square per image (the paper's test-time '-A' transform, §4.4);
-    by default 3/8 of the image side (6 pixels of 16)."""
+    """Erase one random ``size``×``size`` square per image (the paper's test-time '-A' transform, §4.4).
+
+    By default 3/8 of the image side (6 pixels of 16).
+    """
     x = np.array(images, dtype=np.float32)
     n, h, w = x.shape
     size = int(round(0.375 * min(h, w))) if size is None else int(size)
-    for i, (r, c) in enumerate(zip(rng.integers(0, h - size + 1, n), rng.integers(0, w - size + 1, n))):
+    for i, (r, c) in enumerate(
+        zip(rng.integers(0, h - size + 1, n), rng.integers(0, w - size + 1, n), strict=False)
+    ):
         x[i, r : r + size, c : c + size] = 0
     return x
 
@@ -111,8 +116,10 @@ def cutout(images: ArrayLike, rng: np.random.Generator, size: int | None = None)
 def shear_contrast(
     images: ArrayLike, rng: np.random.Generator, shear: float = 0.35, contrast: float = 0.6
 ) -> NDArray[np.float32]:
-    """Shear each image by up to ±``shear`` and scale its contrast by ``contrast`` (the paper's '-B', §4.4,
-    with contrast standing in for hue, which gray images lack)."""
+    """Shear each image by up to ±``shear`` and scale its contrast by ``contrast``.
+
+    The paper's '-B' transform (§4.4), with contrast standing in for hue, which gray images lack.
+    """
     x = affine(
         np.asarray(images, dtype=np.float64), rng, max_angle=0, max_scale=0, max_shift=0, max_shear=shear
     )

@@ -155,6 +155,7 @@ class Outputs:
 
     @property
     def probs(self) -> np.ndarray:
+        """Softmax probabilities of the logits."""
         return softmax(self.logits.astype(np.float64), axis=1)
 
     def energies(self) -> np.ndarray:
@@ -164,6 +165,7 @@ class Outputs:
         return energy(self.logits) if self.energy is None else self.energy
 
     def subset(self, index) -> Outputs:
+        """The outputs of the examples selected by ``index``."""
         return Outputs(*(None if a is None else a[index] for a in self._arrays()))
 
     def __len__(self) -> int:
@@ -172,7 +174,7 @@ class Outputs:
     @staticmethod
     def concatenate(parts: list) -> Outputs:
         """The outputs of several sets, one after the other (optional arrays only if every part has them)."""
-        columns = zip(*(p._arrays() for p in parts))
+        columns = zip(*(p._arrays() for p in parts), strict=False)
         return Outputs(*(None if any(a is None for a in col) else np.concatenate(col) for col in columns))
 
     def _arrays(self):

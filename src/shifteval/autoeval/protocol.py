@@ -272,8 +272,9 @@ def share_sweep(est: AutoEval, outputs: dict, id_labels: dict, shares, **mixing)
 
 
 def detection_table(train: Outputs, outputs: dict, ref_id: str, oods, percentile: float) -> pd.DataFrame:
-    """AUROC of each OOD source against ``ref_id`` and the share of each set kept at the threshold, by the
-    classifier's own energies and by the detector's (index: (energies of, set)).
+    """AUROC of each OOD source against ``ref_id`` and the share of each set kept at the threshold.
+
+    By the classifier's own energies and by the detector's (index: (energies of, set)).
     """
     scorers = {
         "classifier": lambda o: energy(o.logits),
