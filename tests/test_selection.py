@@ -45,7 +45,7 @@ def test_mixture_recovers_known_components():
     assert fit.pmf(np.arange(41)).sum() == pytest.approx(1)
     # the fitted likelihood is at least that of the true parameters
     true_ll = np.sum(
-        np.log(sum(wj * stats.betabinom.pmf(counts, 40, aj, bj) for wj, aj, bj in zip(w, a, b, strict=False)))
+        np.log(sum(wj * stats.betabinom.pmf(counts, 40, aj, bj) for wj, aj, bj in zip(w, a, b, strict=True)))
     )
     assert fit.loglik >= true_ll - 1e-6
 
@@ -98,10 +98,20 @@ def test_naive_estimator_with_identical_sets_is_the_plain_accuracy():
     assert selection.naive_adjusted_accuracy(counts, counts, correct, 10) == pytest.approx(correct.mean())
 
 
-def test_naive_by_annotators_shapes_and_bounds():
+def test_naive_by_annotators_uses_the_first_m_annotators_and_shrinks_the_bias():
     s1, s2, v1, v2, correct = _world_like(n_images=1000)
+    truth = selection.true_adjusted_accuracy(s1, s2, correct)
     out = selection.naive_by_annotators(v1, v2, correct, [2, 5, 10])
     assert out.shape == (3, 3)
+    # each row is the naive estimator on the first m annotator columns (not a random or last-m subset)
+    for row, m in zip(out, [2, 5, 10], strict=True):
+        expected = selection.naive_adjusted_accuracy(v1[:, :m].sum(1), v2[:, :m].sum(1), correct, m)
+        assert np.allclose(row, expected)
+    assert not np.allclose(
+        out[0], selection.naive_adjusted_accuracy(v1[:, -2:].sum(1), v2[:, -2:].sum(1), correct, 2)
+    )
+    # more annotators bring the naive estimate closer to the truth (Engstrom et al., Fig. 5)
+    assert np.all(np.abs(out[2] - truth) < np.abs(out[0] - truth))
     with pytest.raises(ValueError, match="outside 1..10"):
         selection.naive_by_annotators(v1, v2, correct, [11])
 
@@ -118,9 +128,12 @@ def test_parametric_estimate_is_closer_to_the_truth_than_naive():
         assert values.min() >= -1e-9 and values.max() <= 1 + 1e-9
 
 
-def test_gap_decomposition_adds_up():
-    d = selection.gap_decomposition([0.8, 0.7], [0.7, 0.6], [0.75, 0.62])
-    assert np.allclose(d["bias_corrected_gap"] + d["selection_gap"], d["accuracy_gap"])
+def test_gap_decomposition_matches_hand_values():
+    # Eq. (2): gap = (acc_v1 - adjusted_v2) + (adjusted_v2 - acc_v2); components differ so a swap fails
+    d = selection.gap_decomposition([0.8, 0.7], [0.7, 0.6], [0.72, 0.65])
+    assert np.allclose(d["accuracy_gap"], [0.10, 0.10])
+    assert np.allclose(d["bias_corrected_gap"], [0.08, 0.05])
+    assert np.allclose(d["selection_gap"], [0.02, 0.05])
 
 
 @pytest.mark.parametrize(
