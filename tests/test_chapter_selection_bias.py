@@ -14,3 +14,21 @@ def test_selection_bias_smoke_results(built_book):
     # every estimator starts from the observed v2 accuracy and moves towards the truth
     assert res["mean_abs_error"]["naive"] < res["mean_abs_error"]["observed"]
     assert res["toy_model"]["l1_distance"] < 0.05  # 10^5 samples at smoke size
+
+
+def test_selection_bias_default_run_claims_and_uncertainty_check(default_project):
+    from conftest import run_default
+
+    res = run_default(default_project, "selection-bias")
+    claims = res["claims"]
+    assert len(claims) >= 6 and all(c["holds"] for c in claims), [c["id"] for c in claims if not c["holds"]]
+    check = res["uncertainty_check"]
+    assert set(check) >= {"jackknife", "parametric"}
+    for values in check.values():
+        assert values["empirical_sd"] > 0 and values["reported_se"] > 0
+    # the jackknife's reported SE is the naive estimate's: it understates the corrected estimate's spread
+    assert check["jackknife"]["reported_se"] < check["jackknife"]["empirical_sd"]
+    assert res["bootstrap_samples"] >= 2 and res["redraws"]["rounds"] >= 3
+    # Table 1 analog: matched on in-sample votes, lower on fresh votes and in truth
+    table = res["selection_frequency"]
+    assert table["MatchedFrequency"]["true s"] < table["v1"]["true s"]
