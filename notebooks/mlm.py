@@ -503,6 +503,21 @@ R.say(
 )
 
 # %% [markdown]
+# ```{glue:figure} mlm-fig7
+# :name: fig-mlm-fig7
+#
+# **Does the clean MLM predict perturbed confusions?** Spearman correlation, per perturbation level,
+# between the 90 off-diagonal entries of the observed confusion rates and three predictors: the clean
+# MLM, the MLM computed from that level's perturbed outputs, and the clean confusion rates.
+# ```
+#
+# ```{glue:figure} mlm-rank
+# :name: tbl-mlm-rank
+#
+# **Rank agreement per level** (Spearman's ρ) of the three predictors with the observed confusion rates.
+# ```
+
+# %% [markdown]
 # ## Exercises
 #
 # ````{exercise}
