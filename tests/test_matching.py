@@ -314,9 +314,13 @@ def test_distinct_probabilities_and_model_picks():
 
 def test_matched_accuracy_bad_input():
     p = np.array([[0.6, 0.4]])
-    with pytest.raises(ValueError, match="rows must sum to 1"):
+    with pytest.raises(
+        ValueError, match=r"source set: 'probs': every row must sum to 1; row 0 sums to 1\.2000"
+    ):
         matching.matched_accuracy([0], np.array([[0.6, 0.6]]), [0], p)
-    with pytest.raises(ValueError, match="1 labels but 2 rows"):
+    with pytest.raises(
+        ValueError, match=r"source set: 'labels' must have 2 entries \(one per example\), got 1"
+    ):
         matching.matched_accuracy([0], np.array([[0.6, 0.4], [0.5, 0.5]]), [0], p)
     with pytest.raises(ValueError, match="n_runs"):
         matching.matched_accuracy([0], p, [0], p, n_runs=0)

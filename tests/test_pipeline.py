@@ -91,7 +91,10 @@ def test_unknown_parameter_is_refused_before_anything_runs(project):
     out = shifteval("run", "linear-fits", "-p", "n_bot=10", cwd=project)
     assert out.returncode != 0
     assert "unknown parameter(s) n_bot" in out.stderr
-    assert "valid names: ci, gaussian_images, gaussian_models, n_boot, seed, world, zoo_size" in out.stderr
+    assert (
+        "valid names: ci, gaussian_images, gaussian_models, n_boot, per_image_boot, seed, world, zoo_size"
+        in out.stderr
+    )
     assert not (project / "book" / "chapters" / "linear-fits.ipynb").exists()
     assert not (project / "_build").exists()
 
