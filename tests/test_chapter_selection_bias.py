@@ -28,7 +28,15 @@ def test_selection_bias_default_run_claims_and_uncertainty_check(default_project
         assert values["empirical_sd"] > 0 and values["reported_se"] > 0
     # the jackknife's reported SE is the naive estimate's: it understates the corrected estimate's spread
     assert check["jackknife"]["reported_se"] < check["jackknife"]["empirical_sd"]
-    assert res["bootstrap_samples"] >= 2 and res["redraws"]["rounds"] >= 3
+    assert res["bootstrap_samples"] >= 400 and res["redraws"]["rounds"] >= 3  # App. F.1: 400-450
+    # App. D.1: the gap against the annotators used for matching, at least four annotator counts
+    gaps = res["gap_vs_annotators"]
+    assert len(gaps) >= 4 and all(set(g) == {"annotators", "gap"} for g in gaps)
+    assert gaps[-1]["gap"] < gaps[0]["gap"]  # more votes per image, less selection bias
+    assert res["gap_vs_annotators_detail"]["noise_free"] < min(g["gap"] for g in gaps)
+    # §5.1-5.2's sequence: each correction shrinks the observed gap
+    seq = res["gap_sequence"]
+    assert seq["naive"] < seq["observed"]
     # Table 1 analog: matched on in-sample votes, lower on fresh votes and in truth
     table = res["selection_frequency"]
     assert table["MatchedFrequency"]["true s"] < table["v1"]["true s"]

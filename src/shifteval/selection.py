@@ -8,13 +8,14 @@ Dataset Replication*:
 - §4, Eq. (2): the decomposition of the v1-v2 accuracy gap (:func:`gap_decomposition`);
 - §5.1, Eq. (4): the naive selection-adjusted accuracy (:func:`naive_adjusted_accuracy`);
 - §5.2 and App. E: the leave-one-annotator-out jackknife (:func:`jackknife_adjusted_accuracy`);
-- §5.3 and App. F: a beta-binomial mixture for the true selection frequencies
-  (:func:`fit_betabinomial_mixture`) and a spline model of accuracy given true selection frequency,
-  Eq. (6)-(8) (:func:`fit_accuracy_spline`, :func:`parametric_adjusted_accuracy`);
-- App. F.1: bootstrap confidence intervals resampling images (:func:`bootstrap_parametric`).
+- §5.3 and App. F: the parametric estimator (:func:`parametric_adjusted_accuracy`); its model —
+  the beta-binomial mixture and the accuracy spline (:func:`fit_betabinomial_mixture`,
+  :func:`fit_accuracy_spline`) — lives in :mod:`shifteval.selection_parametric` and is re-exported here;
+- App. F.1: its bootstrap over images (:func:`bootstrap_parametric`).
 
-Votes are arrays of shape (images, annotators) with entries 0/1; counts are the number of "yes"
-votes per image out of ``n`` annotators.
+Votes are arrays of shape (images, annotators) with entries 0/1 (NaN where an annotator did not vote
+on an image); counts are the number of "yes" votes per image out of ``n`` annotators, where ``n`` is
+one number or one per image (for two sets, a tuple ``(n_v1, n_v2)``).
 """
 
 from __future__ import annotations
@@ -22,51 +23,44 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, stats
-from scipy.interpolate import BSpline
-from scipy.special import digamma, gammaln
+from numpy.typing import ArrayLike
+from scipy import stats
+from tqdm.auto import tqdm
 
-_LOG_BOUNDS = (np.log(1e-2), np.log(1e4))  # bounds on log alpha, log beta in the M-step
-
+from .selection_parametric import (  # noqa: F401 (re-exported: the parametric estimator's public names)
+    AccuracySpline,
+    BetaBinomialMixture,
+    _component_loglik,
+    _design,
+    _fit_levels,
+    _fit_splines,
+    beta_basis_expectations,
+    fit_accuracy_spline,
+    fit_betabinomial_mixture,
+    per_set,
+    vote_levels,
+)
+from .utils import validation
 
 # --- validation ----------------------------------------------------------------------------------
 
 
 def _check_counts(counts, n_annotators, name="counts"):
-    if int(n_annotators) < 1:
-        raise ValueError(f"n_annotators must be at least 1, got {n_annotators!r}")
-    counts = np.asarray(counts)
-    if counts.ndim != 1 or len(counts) == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D array of vote counts")
-    if not np.all(np.isfinite(counts)) or np.any(counts != np.round(counts)):
-        raise ValueError(f"{name} must be whole numbers of votes")
-    if counts.min() < 0:
-        raise ValueError(f"{name} must be non-negative; found {counts.min()}")
-    if counts.max() > n_annotators:
-        raise ValueError(f"{name} must not exceed n_annotators={n_annotators}; found {counts.max()}")
-    return counts.astype(np.int64)
+    return validation.vote_counts(counts, n_annotators, name)
 
 
 def _check_votes(votes, name):
-    votes = np.asarray(votes)
+    """0/1 votes, shape (images, annotators); NaN marks an annotator who did not vote on an image."""
+    votes = np.asarray(votes, dtype=float)
     if votes.ndim != 2 or votes.shape[0] == 0 or votes.shape[1] < 1:
         raise ValueError(f"{name} must be a (images, annotators) array of 0/1 votes, got shape {votes.shape}")
-    if not np.isin(votes, (0, 1)).all():
-        raise ValueError(f"{name} must contain only 0/1 votes")
-    return votes.astype(np.int64)
+    if not np.isin(votes[~np.isnan(votes)], (0, 1)).all():
+        raise ValueError(f"{name} must contain only 0/1 votes (NaN where an annotator did not vote)")
+    return votes
 
 
 def _check_correct(correct, n_images, name="correct"):
-    correct = np.asarray(correct)
-    if correct.ndim == 1:
-        correct = correct[None, :]
-    if correct.ndim != 2 or correct.shape[1] != n_images:
-        raise ValueError(
-            f"{name} must have one entry per v2 image ({n_images}); got shape {np.shape(correct)}"
-        )
-    if not np.isin(correct, (0, 1)).all():
-        raise ValueError(f"{name} must be boolean (1 = correctly classified)")
-    return correct.astype(float)
+    return validation.correctness(correct, n_images, name, "v2 image")
 
 
 # --- the toy model (§2, Eq. 1, App. C) -----------------------------------------------------------
@@ -126,46 +120,89 @@ def toy_l1_distance(samples, alpha: float, beta: float, n: int, bins: int = 40) 
 # --- naive estimator and jackknife (§5.1, §5.2) --------------------------------------------------
 
 
-def naive_adjusted_accuracy(counts_v1, counts_v2, correct_v2, n_annotators: int):
+def naive_adjusted_accuracy(
+    counts_v1: ArrayLike, counts_v2: ArrayLike, correct_v2: ArrayLike, n_annotators: int | ArrayLike | tuple
+) -> float | np.ndarray:
     """Naive selection-adjusted v2 accuracy (Engstrom et al. 2020, Eq. (4)).
 
-    ``Σ_k E[f(x₂) | ŝ(x₂) = k/n] · p₁(ŝ = k/n)``: v2 accuracy per observed-frequency level, weighted by
-    v1's distribution of observed frequencies. Levels that no v2 image takes carry no information
-    about v2 accuracy; their v1 weight is dropped and the remaining weights renormalised.
+    ``Σ_ŝ E[f(x₂) | ŝ(x₂) = ŝ] · p₁(ŝ)``: v2 accuracy per observed-frequency level, weighted by v1's
+    distribution of observed frequencies. Levels that no v2 image takes carry no information about v2
+    accuracy; their v1 weight is dropped and the remaining weights renormalised (the released code does
+    not renormalise). With per-image vote numbers, a level is an observed frequency ``k/n`` (2/4 and
+    1/2 are one level).
 
     Parameters
     ----------
     counts_v1, counts_v2 : array_like of int
-        "Yes" votes per image, out of ``n_annotators``.
+        "Yes" votes per image.
     correct_v2 : array_like of bool, shape (n_v2,) or (models, n_v2)
         Whether each model classifies each v2 image correctly.
+    n_annotators : int, array_like, or tuple (n_v1, n_v2)
+        Votes per image: one number for both sets, or one value per set (a number or one per image).
 
     Returns
     -------
     float or ndarray
         One estimate per model (a float for a 1-D ``correct_v2``).
+
+    Examples
+    --------
+    v2 is accurate on its high-frequency images and has fewer of them than v1:
+
+    >>> naive_adjusted_accuracy([2, 2, 0, 0], [2, 0, 0, 0], [1, 0, 0, 0], 2)
+    0.5
+    >>> naive_adjusted_accuracy([2, 4, 0, 0], [2, 0, 0, 0], [1, 0, 0, 0], ([2, 4, 2, 2], 2))
+    0.5
     """
-    c1 = _check_counts(counts_v1, n_annotators, "counts_v1")
-    c2 = _check_counts(counts_v2, n_annotators, "counts_v2")
+    n1, n2 = per_set(n_annotators)
+    c1, n1 = _check_counts(counts_v1, n1, "counts_v1")
+    c2, n2 = _check_counts(counts_v2, n2, "counts_v2")
     single = np.ndim(correct_v2) == 1
     f = _check_correct(correct_v2, len(c2), "correct_v2")
-    levels = n_annotators + 1
-    p1 = np.bincount(c1, minlength=levels) / len(c1)
-    n2 = np.bincount(c2, minlength=levels)
-    hits = np.stack([np.bincount(c2, weights=row, minlength=levels) for row in f])
-    seen = n2 > 0
-    cond = hits[:, seen] / n2[seen]
+    if np.ndim(n1) == 0 and np.ndim(n2) == 0 and n1 == n2:
+        l1, l2, levels = c1, c2, n1 + 1
+    else:  # a level is an observed frequency k/n, whatever the n
+        freq = np.round(np.concatenate([c1 / n1, c2 / n2]), 12)
+        _, inverse = np.unique(freq, return_inverse=True)
+        l1, l2, levels = inverse[: len(c1)], inverse[len(c1) :], int(inverse.max()) + 1
+    p1 = np.bincount(l1, minlength=levels) / len(l1)
+    n_2 = np.bincount(l2, minlength=levels)
+    hits = np.stack([np.bincount(l2, weights=row, minlength=levels) for row in f])
+    seen = n_2 > 0
+    cond = hits[:, seen] / n_2[seen]
     est = cond @ (p1[seen] / p1[seen].sum())
     return float(est[0]) if single else est
 
 
-def naive_by_annotators(votes_v1, votes_v2, correct_v2, sizes):
+def naive_by_annotators(
+    votes_v1: ArrayLike, votes_v2: ArrayLike, correct_v2: ArrayLike, sizes: ArrayLike
+) -> np.ndarray:
     """The naive estimator using only the first ``m`` annotators, for each ``m`` in ``sizes``.
 
     Engstrom et al. (2020), Figure 5 and App. E (Figure 12): the estimate against 1/m shows the bias
-    shrinking as annotators are added.
+    shrinking as annotators are added. Needs complete vote arrays (no missing votes).
+
+    Parameters
+    ----------
+    votes_v1, votes_v2 : array_like, shape (images, annotators)
+        0/1 votes.
+    correct_v2 : array_like of bool, shape (n_v2,) or (models, n_v2)
+    sizes : iterable of int
+        Annotator counts ``m``.
+
+    Returns
+    -------
+    ndarray, shape (len(sizes),) or (len(sizes), models)
+
+    Examples
+    --------
+    >>> v1, v2 = np.array([[1, 1], [0, 0]]), np.array([[1, 0], [0, 0]])
+    >>> naive_by_annotators(v1, v2, [[1, 0]], [1, 2]).tolist()
+    [[0.5], [0.0]]
     """
     v1, v2 = _check_votes(votes_v1, "votes_v1"), _check_votes(votes_v2, "votes_v2")
+    if np.isnan(v1).any() or np.isnan(v2).any():
+        raise ValueError("naive_by_annotators needs complete votes (no NaN)")
     out = []
     for m in sizes:
         if not 1 <= m <= min(v1.shape[1], v2.shape[1]):
@@ -184,13 +221,38 @@ class JackknifeResult:
     std_error: np.ndarray
 
 
-def jackknife_adjusted_accuracy(votes_v1, votes_v2, correct_v2) -> JackknifeResult:
+def jackknife_adjusted_accuracy(
+    votes_v1: ArrayLike, votes_v2: ArrayLike, correct_v2: ArrayLike
+) -> JackknifeResult:
     """Exact leave-one-annotator-out jackknife of the naive estimator (Engstrom et al. 2020, §5.2).
 
     With θ_n the n-annotator estimate and θ⁽ⁱ⁾ the estimate without annotator i,
     ``bias = (n − 1)(mean_i θ⁽ⁱ⁾ − θ_n)``, ``corrected = θ_n − bias`` and the jackknife standard error
     ``sqrt((n − 1)/n · Σ_i (θ⁽ⁱ⁾ − mean θ⁽ⁱ⁾)²)`` (Efron & Tibshirani 1994). Every annotator is left out
-    once — not a random subsample of leave-outs. Both vote arrays need the same number of annotators.
+    once — not a random subsample of leave-outs. Both vote arrays need the same number of annotator
+    columns. Where an annotator did not vote on an image (NaN), leaving that annotator out leaves the
+    image's votes unchanged; every image needs at least two votes.
+
+    Parameters
+    ----------
+    votes_v1, votes_v2 : array_like, shape (images, annotators)
+        0/1 votes, NaN where an annotator did not vote.
+    correct_v2 : array_like of bool, shape (n_v2,) or (models, n_v2)
+
+    Returns
+    -------
+    JackknifeResult
+        ``naive``, ``corrected``, ``bias`` and ``std_error``, one entry per model.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> v1 = (rng.random((400, 5)) < 0.8).astype(float)
+    >>> v2 = (rng.random((400, 5)) < 0.6).astype(float)
+    >>> v2[0, 0] = np.nan  # one missing vote
+    >>> jack = jackknife_adjusted_accuracy(v1, v2, rng.random(400) < 0.7)
+    >>> jack.corrected.shape, bool(np.allclose(jack.corrected, jack.naive - jack.bias))
+    ((1,), True)
     """
     v1, v2 = _check_votes(votes_v1, "votes_v1"), _check_votes(votes_v2, "votes_v2")
     if v1.shape[1] != v2.shape[1]:
@@ -199,288 +261,157 @@ def jackknife_adjusted_accuracy(votes_v1, votes_v2, correct_v2) -> JackknifeResu
     if n < 2:
         raise ValueError("the jackknife needs at least 2 annotators per image")
     f = _check_correct(correct_v2, len(v2), "correct_v2")
-    full = naive_adjusted_accuracy(v1.sum(1), v2.sum(1), f, n)
-    c1, c2 = v1.sum(1), v2.sum(1)
-    loo = np.stack([naive_adjusted_accuracy(c1 - v1[:, i], c2 - v2[:, i], f, n - 1) for i in range(n)])
+    if not (np.isnan(v1).any() or np.isnan(v2).any()):
+        c1, c2 = v1.sum(1), v2.sum(1)
+        full = naive_adjusted_accuracy(c1, c2, f, n)
+        loo = np.stack([naive_adjusted_accuracy(c1 - v1[:, i], c2 - v2[:, i], f, n - 1) for i in range(n)])
+    else:  # per-image vote numbers
+        seen1, seen2 = ~np.isnan(v1), ~np.isnan(v2)
+        n1, n2 = seen1.sum(1), seen2.sum(1)
+        if min(n1.min(), n2.min()) < 2:
+            raise ValueError("the jackknife needs at least 2 votes on every image")
+        c1, c2 = np.nansum(v1, 1), np.nansum(v2, 1)
+        full = naive_adjusted_accuracy(c1, c2, f, (n1, n2))
+        loo = np.stack([
+            naive_adjusted_accuracy(c1 - np.nan_to_num(v1[:, i]), c2 - np.nan_to_num(v2[:, i]), f,
+                                    (n1 - seen1[:, i], n2 - seen2[:, i]))
+            for i in range(n)
+        ])  # fmt: skip
     mean = loo.mean(axis=0)
     bias = (n - 1) * (mean - full)
     se = np.sqrt((n - 1) / n * ((loo - mean) ** 2).sum(axis=0))
     return JackknifeResult(naive=full, corrected=full - bias, bias=bias, std_error=se)
 
 
-# --- beta-binomial mixture (§5.3, App. F) ---------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class BetaBinomialMixture:
-    """A mixture of beta distributions for true selection frequencies, fitted through binomial votes."""
-
-    weights: np.ndarray
-    alphas: np.ndarray
-    betas: np.ndarray
-    loglik: float
-    n_annotators: int
-    n_iter: int
-    converged: bool
-
-    @property
-    def means(self) -> np.ndarray:
-        """Mean of each beta component."""
-        return self.alphas / (self.alphas + self.betas)
-
-    def pdf(self, s):
-        """Mixture density of the true selection frequency at ``s``."""
-        s = np.asarray(s, dtype=float)
-        return sum(
-            w * stats.beta.pdf(s, a, b)
-            for w, a, b in zip(self.weights, self.alphas, self.betas, strict=False)
-        )
-
-    def pmf(self, k):
-        """Implied probability of ``k`` "yes" votes out of ``n_annotators``."""
-        k = np.asarray(k)
-        return sum(
-            w * stats.betabinom.pmf(k, self.n_annotators, a, b)
-            for w, a, b in zip(self.weights, self.alphas, self.betas, strict=False)
-        )
-
-
-def _component_loglik(levels, n, log_a, log_b):
-    """Beta-binomial log-pmf at every count level; equals ``scipy.stats.betabinom.logpmf`` (tested)."""
-    a, b = np.exp(log_a), np.exp(log_b)
-    const = gammaln(n + 1) - gammaln(levels + 1) - gammaln(n - levels + 1)
-    return (
-        const
-        + gammaln(levels + a)
-        + gammaln(n - levels + b)
-        - gammaln(n + a + b)
-        - gammaln(a)
-        - gammaln(b)
-        + gammaln(a + b)
-    )
-
-
-def _m_step(levels, n, weights_k, log_ab):
-    """Weighted beta-binomial MLE on the n + 1 distinct counts, log-parameterized and bounded.
-
-    The gradient is analytic (digamma functions), so L-BFGS-B needs no finite differences.
-    """
-    total = weights_k.sum()
-
-    def neg(theta):
-        a, b = np.exp(theta)
-        ll = np.dot(weights_k, _component_loglik(levels, n, theta[0], theta[1]))
-        common = total * (digamma(a + b) - digamma(n + a + b))
-        da = np.dot(weights_k, digamma(levels + a)) - total * digamma(a) + common
-        db = np.dot(weights_k, digamma(n - levels + b)) - total * digamma(b) + common
-        return -ll, -np.array([da * a, db * b])
-
-    res = optimize.minimize(neg, log_ab, jac=True, method="L-BFGS-B", bounds=[_LOG_BOUNDS, _LOG_BOUNDS])
-    return res.x
-
-
-def fit_betabinomial_mixture(
-    counts, n_annotators: int, k: int = 3, seed=0, n_restarts: int = 4, tol: float = 1e-6, max_iter: int = 100
-) -> BetaBinomialMixture:
-    """Maximum-likelihood mixture of ``k`` beta-binomials for vote counts, by EM (Engstrom et al. 2020, App. F).
-
-    Each item's count is modelled as ``k_i ~ BetaBinomial(n, α_j, β_j)`` for a latent component j of
-    weight γ_j. Differences from the released code, which runs 200 EM rounds with an unbounded M-step:
-    the E- and M-steps work on the n + 1 distinct count values with their (responsibility-weighted)
-    multiplicities — the likelihood depends on the data only through them — the M-step maximises over
-    (log α, log β) within bounds [1e-2, 1e4] with L-BFGS-B and an analytic gradient, iterations stop when
-    the log-likelihood improves by less than ``tol`` (relative) or after ``max_iter`` rounds, and the best
-    of ``n_restarts`` short random starts (10 rounds each) is continued. EM then hands its solution to
-    one L-BFGS-B run on the full mixture likelihood (same bounds), which removes EM's slow final crawl;
-    the result is kept only if it does not lower the likelihood.
-
-    Parameters
-    ----------
-    counts : array_like of int
-        "Yes" votes per item, 0 <= count <= n_annotators.
-    n_annotators : int
-    k : int
-        Number of mixture components (>= 1; the paper uses 3).
-    seed : int or numpy.random.Generator
-        Seed of the random starts.
-
-    Returns
-    -------
-    BetaBinomialMixture
-        Components sorted by mean.
-    """
-    counts = _check_counts(counts, n_annotators)
-    if int(k) < 1:
-        raise ValueError(f"k must be at least 1, got {k!r}")
-    n = int(n_annotators)
-    levels = np.arange(n + 1)
-    hist = np.bincount(counts, minlength=n + 1).astype(float)
-    rng = np.random.default_rng(seed)
-
-    def em(weights, log_ab, iterations):
-        prev, loglik, converged, it = -np.inf, -np.inf, False, 0
-        for _ in range(iterations):
-            comp = np.stack([_component_loglik(levels, n, *log_ab[j]) for j in range(k)])
-            comp += np.log(np.maximum(weights, 1e-300))[:, None]
-            mix = np.logaddexp.reduce(comp, axis=0)  # log p(count level)
-            loglik = float(np.dot(hist, mix))
-            if loglik - prev <= tol * abs(loglik):
-                converged = True
-                break
-            prev = loglik
-            resp = np.exp(comp - mix[None, :]) * hist[None, :]  # component x level, times multiplicity
-            weights = resp.sum(axis=1) / hist.sum()
-            log_ab = np.stack([_m_step(levels, n, resp[j], log_ab[j]) for j in range(k)])
-        return loglik, weights, log_ab, it, converged
-
-    # short runs from several random starts, then the best one continues to convergence
-    starts = []
-    for _ in range(max(1, int(n_restarts))):
-        weights = rng.dirichlet(np.full(k, 5.0))
-        means = np.sort(rng.uniform(0.1, 0.9, k))
-        conc = rng.uniform(2, 20, k)
-        log_ab = np.log(np.stack([means * conc, (1 - means) * conc], axis=1))
-        starts.append(em(weights, log_ab, 10))
-    best = max(starts, key=lambda r: r[0])
-    loglik, weights, log_ab, it, converged = best if best[4] else em(best[1], best[2], max_iter)
-    # EM crawls near the optimum; a final quasi-Newton step on the full likelihood, started from the
-    # EM solution and within the same bounds, polishes it (it never lowers the likelihood).
-    *polished, polish_ok = _polish(levels, n, hist, weights, log_ab)
-    if polished[0] >= loglik:
-        loglik, weights, log_ab = polished
-        converged = converged or polish_ok
-    alphas, betas = np.exp(log_ab[:, 0]), np.exp(log_ab[:, 1])
-    order = np.argsort(alphas / (alphas + betas))
-    return BetaBinomialMixture(weights[order], alphas[order], betas[order], loglik, n, it, converged)
-
-
-def _polish(levels, n, hist, weights, log_ab):
-    k = len(weights)
-
-    def neg(theta):
-        logits, la, lb = theta[:k], theta[k : 2 * k], theta[2 * k :]
-        logw = logits - np.logaddexp.reduce(logits)
-        comp = np.stack([_component_loglik(levels, n, la[j], lb[j]) for j in range(k)]) + logw[:, None]
-        mix = np.logaddexp.reduce(comp, axis=0)
-        resp = np.exp(comp - mix[None, :]) * hist[None, :]
-        a, b = np.exp(la)[:, None], np.exp(lb)[:, None]
-        common = digamma(a + b) - digamma(n + a + b)
-        da = (resp * (digamma(levels[None, :] + a) - digamma(a) + common)).sum(1) * a[:, 0]
-        db = (resp * (digamma(n - levels[None, :] + b) - digamma(b) + common)).sum(1) * b[:, 0]
-        dlogit = resp.sum(1) - hist.sum() * np.exp(logw)
-        return -float(np.dot(hist, mix)), -np.concatenate([dlogit, da, db])
-
-    theta0 = np.concatenate([np.log(np.maximum(weights, 1e-12)), log_ab[:, 0], log_ab[:, 1]])
-    bounds = [(None, None)] * k + [_LOG_BOUNDS] * (2 * k)
-    res = optimize.minimize(
-        neg, theta0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 2000}
-    )
-    logits = res.x[:k]
-    w = np.exp(logits - np.logaddexp.reduce(logits))
-    return -float(res.fun), w, np.stack([res.x[k : 2 * k], res.x[2 * k :]], axis=1), bool(res.success)
-
-
-# --- spline model of accuracy given true selection frequency (§5.3, Eq. 6-8) ---------------------
-
-
-def _bspline_basis(s, n_basis: int):
-    degree = 3
-    inner = np.linspace(0, 1, n_basis - degree + 1)
-    knots = np.concatenate([[0] * degree, inner, [1] * degree])
-    return np.stack(
-        [BSpline(knots, np.eye(n_basis)[b], degree, extrapolate=False)(s) for b in range(n_basis)], axis=1
-    )
-
-
-@dataclass(frozen=True)
-class AccuracySpline:
-    """g(s) = P(correct | true selection frequency s), a cubic B-spline with coefficients in [0, 1]."""
-
-    coef: np.ndarray
-
-    def __call__(self, s):
-        """Accuracy at true frequency ``s`` (clipped to [0, 1])."""
-        s = np.clip(np.asarray(s, dtype=float), 0, 1)
-        return np.nan_to_num(_bspline_basis(np.atleast_1d(s), len(self.coef))) @ self.coef
-
-
-_GRID = np.linspace(0.0005, 0.9995, 1000)
-
-
-def fit_accuracy_spline(counts_v2, correct_v2, n_annotators: int, p2: BetaBinomialMixture, n_basis: int = 8):
-    """Fit g(s) for each model from noisy counts (Engstrom et al. 2020, Eq. (7)-(8)).
-
-    Eq. (7): ``P(f = 1, ŝ = k/n) = ∫ g(s) Binom(k; n, s) p₂(s) ds``. With g a cubic B-spline
-    ``Σ_b ω_b B_b(s)``, the right side is linear in ω; ω is fitted by least squares to the observed
-    joint frequencies (Eq. 8) under 0 <= ω_b <= 1, which keeps 0 <= g <= 1 (a B-spline lies in the
-    convex hull of its coefficients). Uses ``scipy.optimize.lsq_linear``.
-
-    Returns
-    -------
-    list of AccuracySpline
-        One per model (row of ``correct_v2``).
-    """
-    c2 = _check_counts(counts_v2, n_annotators, "counts_v2")
-    f = _check_correct(correct_v2, len(c2), "correct_v2")
-    n = int(n_annotators)
-    basis = np.nan_to_num(_bspline_basis(_GRID, n_basis))  # grid x basis
-    lik = stats.binom.pmf(np.arange(n + 1)[None, :], n, _GRID[:, None])  # grid x levels
-    ds = _GRID[1] - _GRID[0]
-    design = (lik * p2.pdf(_GRID)[:, None]).T @ basis * ds  # levels x basis
-    fits = []
-    for row in f:
-        joint = np.bincount(c2, weights=row, minlength=n + 1) / len(c2)
-        res = optimize.lsq_linear(design, joint, bounds=(0, 1))
-        fits.append(AccuracySpline(res.x))
-    return fits
+# --- the parametric estimator (§5.3, Eq. 6) and its bootstrap (App. F.1) --------------------------
 
 
 def parametric_adjusted_accuracy(
-    counts_v1, counts_v2, correct_v2, n_annotators: int, k: int = 3, n_basis: int = 8, seed=0
-):
+    counts_v1: ArrayLike,
+    counts_v2: ArrayLike,
+    correct_v2: ArrayLike,
+    n_annotators: int | ArrayLike | tuple,
+    k: int = 3,
+    n_basis: int = 8,
+    seed: int | np.random.Generator = 0,
+) -> tuple[np.ndarray, dict]:
     """Selection-adjusted v2 accuracy by the parametric model (Engstrom et al. 2020, §5.3, Eq. (6)).
 
     Fits beta-binomial mixtures p₁ and p₂ to the v1 and v2 counts, a spline g per model, and
-    integrates ``∫ g(s) p₁(s) ds`` numerically.
+    integrates ``∫ g(s) p₁(s) ds`` exactly.
+
+    Parameters
+    ----------
+    counts_v1, counts_v2 : array_like of int
+        "Yes" votes per image of each set.
+    correct_v2 : array_like of bool, shape (n_v2,) or (models, n_v2)
+    n_annotators : int, array_like, or tuple (n_v1, n_v2)
+        Votes per image: one number for both sets, or a tuple of one value per set (each a number or
+        one entry per image).
+    k, n_basis : int
+        Mixture components and spline basis functions.
+    seed : int or numpy.random.Generator
+        Seed of the mixtures' random starts.
 
     Returns
     -------
     estimates : ndarray, one per model
     fitted : dict with ``p1``, ``p2`` (BetaBinomialMixture) and ``g`` (list of AccuracySpline)
+
+    Examples
+    --------
+    With v1 and v2 drawn alike, the adjusted accuracy is close to the plain one:
+
+    >>> rng = np.random.default_rng(2)
+    >>> s1, s2 = rng.beta(5, 2, 3000), rng.beta(5, 2, 3000)
+    >>> correct = rng.random(3000) < s2
+    >>> est, fitted = parametric_adjusted_accuracy(rng.binomial(10, s1), rng.binomial(10, s2), correct, 10, k=2)
+    >>> bool(abs(est[0] - correct.mean()) < 0.02)
+    True
     """
-    c1 = _check_counts(counts_v1, n_annotators, "counts_v1")
-    c2 = _check_counts(counts_v2, n_annotators, "counts_v2")
-    p1 = fit_betabinomial_mixture(c1, n_annotators, k=k, seed=seed)
-    p2 = fit_betabinomial_mixture(c2, n_annotators, k=k, seed=seed)
-    g = fit_accuracy_spline(c2, correct_v2, n_annotators, p2, n_basis=n_basis)
-    w = p1.pdf(_GRID)
-    w = w / w.sum()
-    est = np.array([float(gi(_GRID) @ w) for gi in g])
-    return est, {"p1": p1, "p2": p2, "g": g}
+    n1, n2 = per_set(n_annotators)
+    c1, n1 = _check_counts(counts_v1, n1, "counts_v1")
+    c2, n2 = _check_counts(counts_v2, n2, "counts_v2")
+    p1 = fit_betabinomial_mixture(c1, n1, k=k, seed=seed)
+    p2 = fit_betabinomial_mixture(c2, n2, k=k, seed=seed)
+    g = fit_accuracy_spline(c2, correct_v2, n2, p2, n_basis=n_basis)
+    return np.array([gi.integrate(p1) for gi in g]), {"p1": p1, "p2": p2, "g": g}
 
 
 def bootstrap_parametric(
-    counts_v1, counts_v2, correct_v2, n_annotators: int, n_boot: int = 100, ci: float = 0.95, seed=0, **kwargs
-):
-    """Percentile bootstrap interval of the parametric estimate, resampling images (App. F.1).
+    counts_v1: ArrayLike,
+    counts_v2: ArrayLike,
+    correct_v2: ArrayLike,
+    n_annotators: int | ArrayLike | tuple,
+    n_boot: int = 400,
+    ci: float = 0.95,
+    seed: int | np.random.Generator = 0,
+    k: int = 3,
+    n_basis: int = 8,
+    progress: bool = False,
+) -> dict:
+    """Percentile bootstrap of the parametric estimate, resampling images (Engstrom et al. 2020, App. F.1).
 
     v1 and v2 images are resampled with replacement independently (a v2 image keeps its counts and
-    every model's correctness). Returns ``(low, high)`` arrays, one entry per model.
+    every model's correctness); the paper used 400-450 samples. Each sample refits both mixtures and
+    every spline. The mixtures start from the full-sample fit (EM to convergence, then the same
+    quasi-Newton polish), not from fresh random starts: the resampled likelihood's maximum is near the
+    full-sample one, and this makes a sample several times cheaper (``benchmarks/bench_bootstrap.py``).
+
+    Parameters
+    ----------
+    counts_v1, counts_v2, correct_v2, n_annotators, k, n_basis
+        As for :func:`parametric_adjusted_accuracy`.
+    n_boot : int
+        Bootstrap samples.
+    ci : float
+        Coverage of the percentile interval.
+    seed : int or numpy.random.Generator
+        Seed of the resampling (and of the full-sample fit's random starts).
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    dict
+        ``low``, ``high`` (ndarrays, one per model), ``se`` (standard deviation over samples, per model),
+        ``samples`` (n_boot x models) and ``estimate`` (the full-sample estimate).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(3)
+    >>> s1, s2 = rng.beta(5, 2, 2000), rng.beta(4, 2, 2000)
+    >>> c1, c2, correct = rng.binomial(10, s1), rng.binomial(10, s2), rng.random(2000) < s2
+    >>> boot = bootstrap_parametric(c1, c2, correct, 10, n_boot=20, k=2)
+    >>> boot["samples"].shape, bool(boot["low"][0] < boot["estimate"][0] < boot["high"][0])
+    ((20, 1), True)
     """
-    c1 = _check_counts(counts_v1, n_annotators, "counts_v1")
-    c2 = _check_counts(counts_v2, n_annotators, "counts_v2")
+    n1, n2 = per_set(n_annotators)
+    c1, n1 = _check_counts(counts_v1, n1, "counts_v1")
+    c2, n2 = _check_counts(counts_v2, n2, "counts_v2")
     f = _check_correct(correct_v2, len(c2), "correct_v2")
+    n_boot = validation.positive_int(n_boot, "n_boot", minimum=2)
+    ci = validation.fraction(ci, "ci")
     rng = np.random.default_rng(seed)
-    draws = []
-    for _b in range(int(n_boot)):
+    est, fitted = parametric_adjusted_accuracy(c1, c2, f, (n1, n2), k=k, n_basis=n_basis, seed=rng)
+    lv1, nv1, _, idx1 = vote_levels(c1, n1)
+    lv2, nv2, _, idx2 = vote_levels(c2, n2)
+    draws = np.empty((n_boot, len(f)))
+    for b in tqdm(range(n_boot), desc="bootstrap", unit="sample", disable=not progress):
         i1 = rng.integers(0, len(c1), len(c1))
         i2 = rng.integers(0, len(c2), len(c2))
-        est, _ = parametric_adjusted_accuracy(
-            c1[i1], c2[i2], f[:, i2], n_annotators, seed=int(rng.integers(2**31)), **kwargs
-        )
-        draws.append(est)
-    draws = np.asarray(draws)
-    return tuple(np.quantile(draws, [(1 - ci) / 2, (1 + ci) / 2], axis=0))
+        h1 = np.bincount(idx1[i1], minlength=len(lv1)).astype(float)
+        h2 = np.bincount(idx2[i2], minlength=len(lv2)).astype(float)
+        p1 = _fit_levels(lv1, nv1, h1, k, rng, 0, 1e-6, 100, fitted["p1"], n1)
+        p2 = _fit_levels(lv2, nv2, h2, k, rng, 0, 1e-6, 100, fitted["p2"], n2)
+        splines = _fit_splines(_design(lv2, nv2, p2, n_basis), idx2[i2], len(lv2), f[:, i2])
+        e1 = p1.basis_expectations(n_basis)
+        draws[b] = [float(e1 @ g.coef) for g in splines]
+    low, high = np.quantile(draws, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
+    return {"low": low, "high": high, "se": draws.std(axis=0, ddof=1), "samples": draws, "estimate": est}
+
+
+# --- the accuracy-gap decomposition and the simulated ground truth -------------------------------
 
 
 def gap_decomposition(acc_v1, acc_v2, adjusted_v2) -> dict:

@@ -168,3 +168,78 @@ def images(values: ArrayLike, name: str = "images", where: str | None = None) ->
     if not np.isfinite(arr).all() or arr.min() < -TOLERANCE or arr.max() > 1 + TOLERANCE:
         raise ValueError(f"{who} must hold finite pixel values in [0, 1]")
     return arr
+
+
+def vote_counts(
+    counts: ArrayLike, n_annotators: int | ArrayLike, name: str = "counts"
+) -> tuple[NDArray[np.int64], int | NDArray[np.int64]]:
+    """Check "yes"-vote counts out of ``n_annotators`` votes per item.
+
+    ``n_annotators`` is one number for every item or one per item (real annotation data gives items
+    different numbers of votes, e.g. ImageNetV2's "at least 10").
+
+    Returns
+    -------
+    counts : ndarray of int64
+    n_annotators : int, or ndarray of int64 with one entry per item
+
+    Examples
+    --------
+    >>> vote_counts([3, 0, 10], 10)
+    (array([ 3,  0, 10]), 10)
+    >>> vote_counts([3, 12], [10, 12])[1]
+    array([10, 12])
+    >>> vote_counts([3, 11], [10, 10])
+    Traceback (most recent call last):
+    ...
+    ValueError: counts must not exceed n_annotators=10; found 11
+    """
+    counts = np.asarray(counts)
+    if counts.ndim != 1 or len(counts) == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array of vote counts")
+    n = np.asarray(n_annotators)
+    if n.ndim == 0:
+        if n != np.round(n) or int(n) < 1:
+            raise ValueError(f"n_annotators must be at least 1, got {n_annotators!r}")
+        n = int(n)
+    elif n.shape != counts.shape:
+        raise ValueError(
+            f"n_annotators must be one number or one per item ({len(counts)}), got shape {n.shape}"
+        )
+    elif not np.all(np.isfinite(n)) or np.any(n != np.round(n)) or n.min() < 1:
+        raise ValueError("n_annotators must be whole numbers, at least 1")
+    else:
+        n = n.astype(np.int64)
+    if not np.all(np.isfinite(counts)) or np.any(counts != np.round(counts)):
+        raise ValueError(f"{name} must be whole numbers of votes")
+    if counts.min() < 0:
+        raise ValueError(f"{name} must be non-negative; found {counts.min()}")
+    over = counts > n
+    if over.any():
+        limit = n if np.ndim(n) == 0 else int(np.asarray(n)[over][0])
+        raise ValueError(f"{name} must not exceed n_annotators={limit}; found {counts[over][0]}")
+    return counts.astype(np.int64), n
+
+
+def correctness(
+    correct: ArrayLike, n_items: int, name: str = "correct", what: str = "item"
+) -> NDArray[np.float64]:
+    """Check per-item correctness, shape (items,) or (models, items), entries 0/1; return it 2-D as floats.
+
+    Examples
+    --------
+    >>> correctness([1, 0, True], 3).tolist()
+    [[1.0, 0.0, 1.0]]
+    >>> correctness([[1, 0]], 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: correct must have one entry per item (3); got shape (1, 2)
+    """
+    correct = np.asarray(correct)
+    if correct.ndim == 1:
+        correct = correct[None, :]
+    if correct.ndim != 2 or correct.shape[1] != n_items:
+        raise ValueError(f"{name} must have one entry per {what} ({n_items}); got shape {np.shape(correct)}")
+    if not np.isin(correct, (0, 1)).all():
+        raise ValueError(f"{name} must be boolean (1 = correctly classified)")
+    return correct.astype(float)

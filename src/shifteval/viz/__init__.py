@@ -7,11 +7,21 @@
 
 import inspect as _inspect
 
-from . import linear_fits, matched_evaluation, mlm, ood_autoeval, replication_world, selection_bias
+from . import (
+    linear_fits,
+    matched_evaluation,
+    mlm,
+    ood_autoeval,
+    replication_world,
+    selection_bias,
+    selection_bias_appendix,
+)
 from .common import figure, image_grid, set_style, table, traced
 
 # Trace every figure function of the chapter modules (see common.traced).
-for _module in (linear_fits, matched_evaluation, mlm, ood_autoeval, replication_world, selection_bias):
+for _module in (
+    linear_fits, matched_evaluation, mlm, ood_autoeval, replication_world, selection_bias, selection_bias_appendix
+):  # fmt: skip
     for _name, _function in _inspect.getmembers(_module, _inspect.isfunction):
         if _function.__module__ == _module.__name__ and not _name.startswith("_"):
             if not getattr(_function, "_shifteval_traced", False):
@@ -19,5 +29,5 @@ for _module in (linear_fits, matched_evaluation, mlm, ood_autoeval, replication_
 
 __all__ = [
     "figure", "image_grid", "linear_fits", "matched_evaluation", "mlm", "ood_autoeval", "replication_world",
-    "selection_bias", "set_style", "table", "traced",
+    "selection_bias", "selection_bias_appendix", "set_style", "table", "traced",
 ]  # fmt: skip

@@ -1,0 +1,141 @@
+"""The parametric estimator (Engstrom et al. 2020, §5.3, App. F): exact integrals, spline recovery,
+per-image vote numbers, and the bootstrap."""
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from shifteval import selection
+from shifteval.selection_parametric import _bspline_basis
+
+W, A, B = np.array([0.3, 0.7]), np.array([2.0, 9.0]), np.array([6.0, 2.0])
+
+
+def _mixture(n=40):
+    return selection.BetaBinomialMixture(W, A, B, 0.0, n, 0, True)
+
+
+def _draw_s(rng, size):
+    z = rng.choice(2, size, p=W)
+    return rng.beta(A[z], B[z])
+
+
+def test_basis_expectations_are_exact_integrals():
+    """Against adaptive quadrature of B_b(s) Beta(s; a, b) for ordinary parameters."""
+    for a, b in [(2.0, 5.0), (0.7, 0.4), (30.0, 3.0)]:
+        ours = selection.beta_basis_expectations(a, b, 8)[0]
+        for j in range(8):
+            quad, _ = integrate.quad(
+                lambda s, j=j, a=a, b=b: np.nan_to_num(_bspline_basis(np.array([s]), 8))[0, j]
+                * stats.beta.pdf(s, a, b),
+                0, 1, points=np.linspace(0, 1, 6)[1:-1], limit=200,
+            )  # fmt: skip
+            assert ours[j] == pytest.approx(quad, abs=1e-7)
+
+
+def test_spike_components_lose_no_mass():
+    """A spike at s = 1 (the M-step's bounds allow Beta(1e4, 0.01)) keeps all its mass: a constant g
+    integrates to that constant, where the former 1,000-point midpoint grid lost 1.4% of the weight."""
+    spike = selection.BetaBinomialMixture(
+        np.array([0.986, 0.014]), np.array([5.0, 1e4]), np.array([2.0, 1e-2]), 0.0, 40, 0, True
+    )
+    e = spike.basis_expectations(8)
+    assert e.sum() == pytest.approx(1, abs=1e-12)
+    g = selection.AccuracySpline(np.full(8, 0.8))
+    assert g.integrate(spike) == pytest.approx(0.8, abs=1e-12)
+    # the spike's mass sits in the last basis function, ((s - 0.8)/0.2)³ on the last knot interval:
+    # E ≈ 1 - 15 E[1 - s] = 1 - 15 β/(α + β), up to O(E[(1 - s)²]) ≈ 1e-8
+    assert selection.beta_basis_expectations(1e4, 1e-2, 8)[0, -1] == pytest.approx(
+        1 - 15 * 1e-2 / (1e4 + 1e-2), abs=1e-8
+    )
+    grid = np.linspace(0.0005, 0.9995, 1000)
+    assert (spike.pdf(grid) * (grid[1] - grid[0])).sum() < 0.99  # what a grid would have kept
+
+
+def test_lost_mass_fails_loudly():
+    with pytest.raises(FloatingPointError, match="lost mass"):
+        selection.beta_basis_expectations(np.nan, 2.0, 8)
+
+
+def test_spline_recovers_a_known_accuracy_curve():
+    """20,000 images, g(s) = 0.2 + 0.7 s², the true p₂: the fitted g within 0.04 where p₂ has mass."""
+    rng = np.random.default_rng(0)
+    s = _draw_s(rng, 20_000)
+    g_true = lambda x: 0.2 + 0.7 * x**2  # noqa: E731
+    counts = rng.binomial(40, s)
+    correct = rng.random(len(s)) < g_true(s)
+    (g,) = selection.fit_accuracy_spline(counts, correct, 40, _mixture())
+    x = np.linspace(0.1, 0.95, 18)
+    assert np.abs(g(x) - g_true(x)).max() < 0.04
+    # and a flat truth is not recovered as this curve (the test can fail)
+    (flat,) = selection.fit_accuracy_spline(counts, rng.random(len(s)) < 0.5, 40, _mixture())
+    assert np.abs(flat(x) - g_true(x)).max() > 0.2
+
+
+def test_per_image_vote_numbers():
+    """k_i ~ BetaBinomial(n_i, ...) with n_i in 10..63: components recovered; equal n_i = scalar n."""
+    rng = np.random.default_rng(2)
+    s = _draw_s(rng, 8000)
+    n = rng.integers(10, 64, len(s))
+    k = rng.binomial(n, s)
+    fit = selection.fit_betabinomial_mixture(k, n, k=2, seed=0)
+    assert np.abs(fit.means - A / (A + B)).max() < 0.02
+    assert np.abs(fit.weights - W).max() < 0.03
+    # with every n_i equal the per-item path gives the scalar fit
+    k40 = rng.binomial(40, s)
+    same = selection.fit_betabinomial_mixture(k40, np.full(len(s), 40), k=2, seed=0)
+    scalar = selection.fit_betabinomial_mixture(k40, 40, k=2, seed=0)
+    assert same.loglik == pytest.approx(scalar.loglik, rel=1e-9)
+    assert np.allclose(same.means, scalar.means, atol=1e-4)
+    correct = rng.random(len(s)) < s
+    assert selection.naive_adjusted_accuracy(k40, k40, correct, (np.full(len(s), 40), 40)) == pytest.approx(
+        selection.naive_adjusted_accuracy(k40, k40, correct, 40)
+    )
+    est, _ = selection.parametric_adjusted_accuracy(k, k40, correct, (n, 40), k=2)
+    assert est[0] == pytest.approx(correct.mean(), abs=0.02)  # v1 and v2 drawn alike
+    with pytest.raises(ValueError, match="one number or one per item"):
+        selection.fit_betabinomial_mixture(k, n[:-1])
+    with pytest.raises(ValueError, match="must not exceed n_annotators=10"):
+        selection.fit_betabinomial_mixture([11, 3], [10, 12])
+
+
+def test_jackknife_with_missing_votes():
+    """A NaN vote leaves the image out of that annotator's leave-out; a full array gives the usual result."""
+    rng = np.random.default_rng(3)
+    s1, s2 = rng.beta(6, 2, 800), rng.beta(4, 2, 800)
+    v1 = (rng.random((800, 8)) < s1[:, None]).astype(float)
+    v2 = (rng.random((800, 8)) < s2[:, None]).astype(float)
+    correct = rng.random(800) < s2
+    full = selection.jackknife_adjusted_accuracy(v1, v2, correct)
+    v2[:100, 0] = np.nan
+    part = selection.jackknife_adjusted_accuracy(v1, v2, correct)
+    n2 = np.where(np.isnan(v2), 0, 1).sum(1)
+    assert part.naive == pytest.approx(
+        selection.naive_adjusted_accuracy(v1.sum(1), np.nansum(v2, 1), correct, (8, n2))
+    )
+    assert abs(part.corrected[0] - full.corrected[0]) < 0.05
+    v2[5, :7] = np.nan
+    with pytest.raises(ValueError, match="at least 2 votes"):
+        selection.jackknife_adjusted_accuracy(v1, v2, correct)
+
+
+def test_bootstrap_matches_the_spread_over_fresh_data():
+    """The bootstrap SE of the parametric estimate, against its SD over 12 freshly drawn data sets."""
+
+    def draw(rng):
+        s1, s2 = _draw_s(rng, 3000), rng.beta(4, 3, 1500)
+        correct = rng.random((2, 1500)) < np.array([[0.5], [0.8]]) * (0.4 + 0.6 * s2)
+        return rng.binomial(20, s1), rng.binomial(20, s2), correct
+
+    rng = np.random.default_rng(4)
+    fresh = np.array([selection.parametric_adjusted_accuracy(*draw(rng), 20, k=2)[0] for _ in range(12)])
+    c1, c2, correct = draw(rng)
+    boot = selection.bootstrap_parametric(c1, c2, correct, 20, n_boot=150, k=2, seed=0)
+    assert boot["samples"].shape == (150, 2)
+    ratio = boot["se"] / fresh.std(axis=0, ddof=1)
+    assert np.all((ratio > 0.5) & (ratio < 2)), ratio
+    assert np.all(boot["low"] < boot["estimate"]) and np.all(boot["estimate"] < boot["high"])
+    again = selection.bootstrap_parametric(c1, c2, correct, 20, n_boot=150, k=2, seed=0)
+    assert np.array_equal(again["samples"], boot["samples"])  # reproducible
+    with pytest.raises(ValueError, match="'n_boot' must be an integer >= 2"):
+        selection.bootstrap_parametric(c1, c2, correct, 20, n_boot=1)
