@@ -70,13 +70,13 @@ from .provenance import (
 )
 from .results import ENV_RESULTS, ENV_STRICT
 
-__all__ = [
-    "CHAPTER_DIR", "DEFAULT_TIMEOUT", "EDITIONS", "KEY_PACKAGES", "REAL_EDITION_FILES",
-    "RESERVED_PARAMETERS", "Chapter", "ChapterFailed", "ParamSet", "PipelineError", "RunResult", "build",
-    "cache_key", "cached_key", "chapters", "expand_data", "fetch_data", "find_root", "get_chapter",
-    "git_commit", "jupyter_book_command", "library_hash", "load_param_set", "notebook_parameters",
-    "package_versions", "parse_overrides", "provenance_box", "resolve_parameters", "run_chapter",
-    "scrub_local_paths", "type_mismatch",
+__all__ = [  # in the order of the module before its split (the reference page follows it)
+    "CHAPTER_DIR", "KEY_PACKAGES", "RESERVED_PARAMETERS", "DEFAULT_TIMEOUT", "PipelineError",
+    "ChapterFailed", "find_root", "Chapter", "chapters", "get_chapter", "ParamSet", "load_param_set",
+    "parse_overrides", "notebook_parameters", "expand_data", "resolve_parameters", "type_mismatch",
+    "library_hash", "package_versions", "cache_key", "git_commit", "cached_key", "RunResult", "run_chapter",
+    "scrub_local_paths", "provenance_box", "jupyter_book_command", "EDITIONS", "REAL_EDITION_FILES", "build",
+    "fetch_data",
 ]  # fmt: skip
 
 

@@ -49,11 +49,11 @@ from .world_sampling import (
 )
 from .world_summary import difficulty_summary, frequency_summary, frequency_table, size_summary
 
-__all__ = [
-    "FREQUENCY_BINS", "N_CLASSES", "STRATEGIES", "Replication", "World", "WorldConfig", "annotate",
-    "base_digits", "build_world", "difficulty_summary", "frequency_bin", "frequency_summary",
-    "frequency_table", "render", "sample_matched_frequency", "sample_threshold", "sample_top_images",
-    "selection_frequency", "size_summary", "split_bases",
+__all__ = [  # in the order of the module before its split (the reference page follows it)
+    "STRATEGIES", "FREQUENCY_BINS", "N_CLASSES", "WorldConfig", "base_digits", "split_bases",
+    "selection_frequency", "annotate", "render", "frequency_bin", "sample_matched_frequency",
+    "sample_threshold", "sample_top_images", "Replication", "World", "build_world", "frequency_summary",
+    "size_summary", "difficulty_summary", "frequency_table",
 ]  # fmt: skip
 
 
