@@ -13,336 +13,71 @@ git commit, duration).
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
-
-import yaml
+from typing import Any
 
 from .. import __version__
-from ..utils import cache
 from ..utils.io import atomic_write_bytes, atomic_write_json
+from .assemble import (
+    EDITIONS,
+    REAL_EDITION_FILES,
+    _jupyter_book,
+    _log,
+    _real_edition_sources,
+    fetch_data,
+    jupyter_book_command,
+)
+from .project import (
+    CHAPTER_DIR,
+    DEFAULT_TIMEOUT,
+    RESERVED_PARAMETERS,
+    Chapter,
+    ChapterFailed,
+    ParamSet,
+    PipelineError,
+    _toc_files,  # noqa: F401  (importable from here, as before the split)
+    chapters,
+    expand_data,
+    find_root,
+    get_chapter,
+    load_param_set,
+    notebook_parameters,
+    parse_overrides,
+    resolve_parameters,
+    type_mismatch,
+)
+from .provenance import (
+    KEY_PACKAGES,
+    _after_title,
+    _data_paths,  # noqa: F401  (importable from here, as before the split)
+    _strip_injected_internals,
+    cache_key,
+    cached_key,
+    git_commit,
+    library_hash,
+    package_versions,
+    provenance_box,
+    scrub_local_paths,
+)
 from .results import ENV_RESULTS, ENV_STRICT
 
-CHAPTER_DIR = Path("book/chapters")
-KEY_PACKAGES = (
-    "numpy", "scipy", "pandas", "matplotlib", "seaborn", "scikit-learn", "torch", "timm",
-    "papermill", "jupytext", "nbformat", "ipykernel",
-)  # fmt: skip
-RESERVED_PARAMETERS = ("results_path",)  # injected by the pipeline, not settable by users
-DEFAULT_TIMEOUT = 1800  # seconds per cell unless a parameter set raises it
-
-
-class PipelineError(Exception):
-    """A problem with a chapter name, a parameter set or the project layout."""
-
-
-class ChapterFailed(PipelineError):
-    """A chapter raised while executing; the failed notebook is kept outside the book."""
-
-
-def find_root(start=None) -> Path:
-    """The project root: the nearest folder at or above ``start`` holding ``_toc.yml`` and ``notebooks/``."""
-    here = Path(start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / "_toc.yml").is_file() and (folder / "notebooks").is_dir():
-            return folder
-    raise PipelineError(f"no shifteval project found at or above {here} (expected _toc.yml and notebooks/)")
-
-
-def _toc_files(node) -> list[str]:
-    files = []
-    if isinstance(node, dict):
-        if "file" in node:
-            files.append(str(node["file"]))
-        for value in node.values():
-            if isinstance(value, (dict, list)):
-                files.extend(_toc_files(value))
-    elif isinstance(node, list):
-        for item in node:
-            files.extend(_toc_files(item))
-    return files
-
-
-@dataclass(frozen=True)
-class Chapter:
-    """A chapter: its jupytext source and its parameter sets."""
-
-    name: str
-    root: Path
-
-    @property
-    def source(self) -> Path:
-        """The chapter's jupytext source, ``notebooks/<name>.py``."""
-        return self.root / "notebooks" / f"{self.name}.py"
-
-    @property
-    def params_dir(self) -> Path:
-        """The folder of its parameter sets, ``notebooks/params/<name>/``."""
-        return self.root / "notebooks" / "params" / self.name
-
-    def param_sets(self) -> list[str]:
-        """Names of its parameter sets."""
-        return sorted(p.stem for p in self.params_dir.glob("*.yaml"))
-
-
-def chapters(root=None) -> list[Chapter]:
-    """The chapters in ``_toc.yml`` order (entries under ``book/chapters/``)."""
-    root = find_root(root)
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    prefix = CHAPTER_DIR.as_posix() + "/"
-    names = [f[len(prefix) :].removesuffix(".ipynb") for f in _toc_files(toc) if f.startswith(prefix)]
-    found = []
-    for name in names:
-        chapter = Chapter(name, root)
-        if not chapter.source.is_file():
-            raise PipelineError(f"_toc.yml lists chapter {name!r} but {chapter.source} does not exist")
-        found.append(chapter)
-    return found
-
-
-def get_chapter(name: str, root=None) -> Chapter:
-    """The chapter called ``name``, or a :class:`PipelineError` listing the valid names."""
-    known = chapters(root)
-    for chapter in known:
-        if chapter.name == name:
-            return chapter
-    raise PipelineError(f"unknown chapter {name!r}; chapters: {', '.join(c.name for c in known)}")
-
-
-@dataclass
-class ParamSet:
-    """A parameter set: ``notebooks/params/<chapter>/<name>.yaml``.
-
-    The YAML file holds ``description`` (text), optionally ``timeout`` (seconds per cell),
-    ``parameters`` (a mapping of the chapter's parameter names to values), ``data`` (the datasets of
-    ``shifteval data list`` the set reads; string parameters refer to their folder as ``{data}/NAME``)
-    and, for a ``real`` set that needs files only its user has (their own predictions),
-    ``public_data: false`` — the real-data edition then shows the chapter on its default data and says so.
-    """
-
-    name: str
-    path: Path | None
-    description: str = ""
-    timeout: int = DEFAULT_TIMEOUT
-    parameters: dict = field(default_factory=dict)
-    data: list = field(default_factory=list)
-    public_data: bool = True
-
-
-def load_param_set(chapter: Chapter, params: str = "default") -> ParamSet:
-    """Read a chapter's parameter set by name (``default``, ``smoke``, ``real``) or from a file."""
-    candidate = Path(params)
-    if candidate.suffix in (".yaml", ".yml") or candidate.is_file():
-        path = candidate
-        if not path.is_file():
-            raise PipelineError(f"parameter file {path} does not exist")
-    else:
-        path = chapter.params_dir / f"{params}.yaml"
-        if not path.is_file():
-            raise PipelineError(
-                f"chapter {chapter.name!r} has no parameter set {params!r}; "
-                f"available: {', '.join(chapter.param_sets()) or 'none'}"
-            )
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise PipelineError(f"{path} is not valid YAML: {exc}") from exc
-    unknown = set(data) - {"description", "timeout", "parameters", "data", "public_data"}
-    if not isinstance(data, dict) or unknown:
-        raise PipelineError(
-            f"{path}: expected keys description, timeout, parameters, data, public_data; found {sorted(unknown)}"
-        )
-    if not isinstance(data.get("public_data", True), bool):
-        raise PipelineError(f"{path}: 'public_data' must be true or false")
-    datasets = data.get("data") or []
-    if not isinstance(datasets, list) or not all(isinstance(d, str) for d in datasets):
-        raise PipelineError(f"{path}: 'data' must be a list of dataset names (see `shifteval data list`)")
-    parameters = data.get("parameters") or {}
-    if not isinstance(parameters, dict):
-        raise PipelineError(f"{path}: 'parameters' must be a mapping")
-    timeout = data.get("timeout", DEFAULT_TIMEOUT)
-    if not isinstance(timeout, int) or timeout <= 0:
-        raise PipelineError(f"{path}: 'timeout' must be a positive number of seconds")
-    return ParamSet(
-        path.stem, path, str(data.get("description", "")), timeout, parameters, datasets,
-        data.get("public_data", True),
-    )  # fmt: skip
-
-
-def parse_overrides(pairs) -> dict:
-    """``["n_boot=1000", "tables=[a, b]"]`` → ``{"n_boot": 1000, "tables": ["a", "b"]}`` (values parsed as YAML)."""
-    out = {}
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise PipelineError(f"parameter override {pair!r} must look like key=value")
-        out[key.strip()] = yaml.safe_load(value) if value.strip() else None
-    return out
-
-
-def notebook_parameters(source_text: str) -> dict:
-    """Names and default values assigned in the chapter's ``parameters`` cell."""
-    import jupytext
-
-    nb = jupytext.reads(source_text, fmt="py:percent")
-    for cell in nb.cells:
-        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
-            tree = ast.parse(cell.source)
-            names = {}
-            for node in tree.body:
-                if isinstance(node, ast.Assign):
-                    for target in node.targets:
-                        if isinstance(target, ast.Name):
-                            try:
-                                names[target.id] = ast.literal_eval(node.value)
-                            except ValueError:
-                                names[target.id] = None
-            return names
-    raise PipelineError("the chapter has no cell tagged 'parameters'")
-
-
-def expand_data(value, data_root):
-    """Replace ``{data}`` in string parameter values (recursively) by the data folder.
-
-    Examples
-    --------
-    >>> expand_data({"data_dir": "{data}/mnist", "n": 3}, "/srv/data")
-    {'data_dir': '/srv/data/mnist', 'n': 3}
-    """
-    if isinstance(value, str):
-        return value.replace("{data}", str(data_root))
-    if isinstance(value, list):
-        return [expand_data(v, data_root) for v in value]
-    if isinstance(value, dict):
-        return {k: expand_data(v, data_root) for k, v in value.items()}
-    return value
-
-
-def resolve_parameters(chapter: Chapter, param_set: ParamSet, overrides: dict, data_root="data") -> dict:
-    """Parameter set plus overrides, checked against the chapter's parameters cell.
-
-    ``{data}`` in string values becomes ``data_root`` (the folder ``shifteval data get`` fills).
-    """
-    declared = notebook_parameters(chapter.source.read_text(encoding="utf-8"))
-    valid = sorted(k for k in declared if k not in RESERVED_PARAMETERS)
-    merged = expand_data({**param_set.parameters, **overrides}, data_root)
-    unknown = sorted(k for k in merged if k not in valid)
-    if unknown:
-        raise PipelineError(
-            f"unknown parameter(s) {', '.join(unknown)} for chapter {chapter.name!r}; "
-            f"valid names: {', '.join(valid)}"
-        )
-    for key, value in merged.items():
-        problem = type_mismatch(declared[key], value)
-        if problem:
-            raise PipelineError(f"parameter {key!r} of chapter {chapter.name!r}: {problem}")
-    return merged
-
-
-_TYPE_NAMES = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-               list: "a list", dict: "a mapping"}  # fmt: skip
-
-
-def type_mismatch(default, value) -> str | None:
-    """Why ``value`` cannot replace a parameter whose default is ``default`` (None when it can).
-
-    The expected type is the default's: an integer parameter takes integers, a float parameter
-    takes any number, lists and mappings take lists and mappings; a parameter whose default is
-    ``None`` (or not a literal) takes anything, and ``None`` is accepted everywhere (meaning "unset").
-
-    Examples
-    --------
-    >>> type_mismatch(100, "abc")
-    "expected an integer (like its default 100), got the string 'abc'"
-    >>> type_mismatch(0.5, 1) is None
-    True
-    """
-    if default is None or value is None:
-        return None
-    expected = type(default)
-    if expected not in _TYPE_NAMES:
-        return None
-    ok = isinstance(value, expected) and not (expected is not bool and isinstance(value, bool))
-    if expected is float and isinstance(value, int) and not isinstance(value, bool):
-        ok = True
-    if ok:
-        return None
-    got = _TYPE_NAMES.get(type(value), type(value).__name__)
-    got = got.replace("a ", "the ", 1).replace("an ", "the ", 1)
-    return f"expected {_TYPE_NAMES[expected]} (like its default {default!r}), got {got} {value!r}"
-
-
-def library_hash() -> str:
-    """SHA-256 over every file of the installed ``shifteval`` package (sources and data)."""
-    return cache.source_digest(["shifteval"])
-
-
-def _data_paths(value, root: Path) -> list[Path]:
-    """Files or folders named by a parameter value (strings, recursively in lists and dicts)."""
-    if isinstance(value, str) and value and len(value) < 4096:
-        path = Path(value) if Path(value).is_absolute() else root / value
-        try:
-            return [path] if path.exists() else []
-        except OSError:
-            return []
-    if isinstance(value, (list, tuple)):
-        return [p for v in value for p in _data_paths(v, root)]
-    if isinstance(value, dict):
-        return [p for v in value.values() for p in _data_paths(v, root)]
-    return []
-
-
-def package_versions() -> dict:
-    """Versions of the packages whose behaviour a chapter's numbers depend on."""
-    return cache.package_versions(KEY_PACKAGES)
-
-
-def cache_key(chapter: Chapter, parameters: dict) -> str:
-    """Content hash of everything a chapter's output depends on (see module docstring)."""
-    return cache.key(
-        {"source": chapter.source.read_text(encoding="utf-8"), "parameters": parameters},
-        modules=["shifteval"],  # a notebook may import anything of the library
-        packages=KEY_PACKAGES,
-        paths=_data_paths(parameters, chapter.root),
-    )
-
-
-def git_commit(root: Path) -> str | None:
-    """``HEAD`` of the project's repository, suffixed ``-dirty`` when the tree has changes."""
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=root, capture_output=True, text=True, check=True,
-        ).stdout.strip()  # fmt: skip
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return head + ("-dirty" if dirty else "")
-
-
-def cached_key(notebook_path: Path) -> str | None:
-    """The cache key recorded in an executed notebook, or None."""
-    results = notebook_path.with_name(notebook_path.name.replace(".ipynb", ".results.json"))
-    if not (notebook_path.is_file() and results.is_file()):
-        return None
-    try:
-        meta = json.loads(notebook_path.read_text(encoding="utf-8"))["metadata"]
-        return meta.get("shifteval", {}).get("cache_key")
-    except (OSError, ValueError, KeyError):
-        return None
+__all__ = [  # in the order of the module before its split (the reference page follows it)
+    "CHAPTER_DIR", "KEY_PACKAGES", "RESERVED_PARAMETERS", "DEFAULT_TIMEOUT", "PipelineError",
+    "ChapterFailed", "find_root", "Chapter", "chapters", "get_chapter", "ParamSet", "load_param_set",
+    "parse_overrides", "notebook_parameters", "expand_data", "resolve_parameters", "type_mismatch",
+    "library_hash", "package_versions", "cache_key", "git_commit", "cached_key", "RunResult", "run_chapter",
+    "scrub_local_paths", "provenance_box", "jupyter_book_command", "EDITIONS", "REAL_EDITION_FILES", "build",
+    "fetch_data",
+]  # fmt: skip
 
 
 @dataclass
@@ -356,19 +91,15 @@ class RunResult:
     duration: float
 
 
-def _log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def run_chapter(
     name: str,
     params: str = "default",
-    overrides: dict | None = None,
-    out=None,
+    overrides: dict[str, Any] | None = None,
+    out: str | Path | None = None,
     force: bool = False,
-    root=None,
+    root: str | Path | None = None,
     progress: bool = True,
-    data_root="data",
+    data_root: str | Path = "data",
     note: str | None = None,
 ) -> RunResult:
     """Execute one chapter with papermill and publish its notebook and results.
@@ -381,14 +112,25 @@ def run_chapter(
         Parameter-set name (``default``, ``smoke``, ``real``) or a path to a YAML file.
     overrides : dict, optional
         Parameter values that replace those of the set (``-p key=value`` on the command line).
-    out : path, optional
-        Output folder; ``book/chapters`` of the project by default.
+    out : str or pathlib.Path, optional
+        Output folder; ``book/chapters`` of the project by default (a relative path is taken from the
+        current directory).
     force : bool
         Execute even when the cache says nothing changed.
-    data_root : path
+    root : str or pathlib.Path, optional
+        A folder in the project (see :func:`find_root`); the current directory by default.
+    progress : bool
+        Show papermill's progress bar.
+    data_root : str or pathlib.Path
         The data folder ``{data}`` stands for in parameter values (relative to the project root).
     note : str, optional
         A sentence for the page's provenance box (the real-data edition explains a fallback with it).
+
+    Returns
+    -------
+    RunResult
+        ``status`` ``"executed"`` or ``"cached"`` (the published pair's key matched; nothing ran),
+        the notebook's and results' paths and the execution time.
 
     Raises
     ------
@@ -396,7 +138,8 @@ def run_chapter(
         Unknown chapter, parameter set or parameter name -- before anything runs.
     ChapterFailed
         A cell raised; the message names the chapter, the cell and the exception, and the
-        failed notebook is kept under ``_build/failed/`` (never in the book).
+        failed notebook is kept under ``_build/failed/`` (never in the book). Also when the chapter
+        recorded no results, or, in a default run without overrides, a claim does not hold.
     """
     import jupytext
     import nbformat
@@ -550,120 +293,14 @@ def _publish_lock(out: Path, name: str):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def scrub_local_paths(text: str, root: Path) -> str:
-    """Replace this machine's paths in a published notebook's text by neutral names.
-
-    Executed notebooks carry papermill's input and output paths in their metadata, and warnings in
-    stderr name files of the Python environment; neither may reach a page or a download.
-    """
-    places = {
-        str(Path(root).resolve()): "<project>",
-        str(root): "<project>",
-        sys.prefix: "<python>",
-        sys.base_prefix: "<python>",
-        str(Path(sys.executable).resolve().parent.parent): "<python>",
-        os.environ.get("SHIFTEVAL_CACHE", ""): "<cache>",
-        str(Path.home()): "~",
-    }
-    for path in sorted((p for p in places if len(p) > 1), key=len, reverse=True):
-        text = text.replace(json.dumps(path)[1:-1], places[path])
-    return text
-
-
-def _strip_injected_internals(nb) -> None:
-    """Drop lines of papermill's injected-parameters cell that name pipeline internals (paths)."""
-    for key in ("input_path", "output_path"):
-        nb.metadata.get("papermill", {}).pop(key, None)
-    for cell in nb.cells:
-        if "injected-parameters" in cell.metadata.get("tags", []):
-            lines = cell.source.splitlines()
-            cell.source = "\n".join(
-                line for line in lines if line.split("=")[0].strip() not in RESERVED_PARAMETERS
-            )
-
-
-def _after_title(nb) -> int:
-    """Index just after the first markdown cell (the chapter's title and introduction)."""
-    return next((i + 1 for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), 0)
-
-
-def provenance_box(
-    chapter: Chapter,
-    param_set: str,
-    overrides: dict,
-    provenance: dict,
-    figures: dict | None = None,
-    description: str = "",
-) -> str:
-    """The provenance admonition shown at the top of every executed chapter (MyST markdown).
-
-    ``figures`` (from ``results.json``) maps each glued figure to the library functions that drew it
-    and the cell that glued it; they are listed with links into the library reference.
-    """
-    source_hash = hashlib.sha256(chapter.source.read_bytes()).hexdigest()[:12]
-    command = f"shifteval run {chapter.name} --params {param_set}"
-    command += "".join(f" -p '{k}={json.dumps(v)}'" for k, v in overrides.items())
-    commit = provenance.get("git_commit") or "not a git checkout"
-    about = (
-        f"- **About this parameter set:** {description}" if description and param_set != "default" else None
-    )
-    note = f"- **Note:** {provenance['note']}" if provenance.get("note") else None
-    return "\n".join(line for line in [
-        ":::{admonition} Provenance of this page",
-        ":class: note",
-        f"- **Parameter set:** `{param_set}`" + (f", with {len(overrides)} override(s)" if overrides else ""),
-        f"- **Library:** shifteval {provenance['library_version']} (library hash `{library_hash()[:12]}`, "
-        f"commit `{commit[:12]}`)",
-        f"- **Chapter source:** `notebooks/{chapter.source.name}`, SHA-256 `{source_hash}`",
-        f"- **Executed in:** {provenance['duration_s']} s",
-        f"- **Re-run it:** `{command}`",
-        f"- **Download:** {{download}}`the executed notebook <{chapter.name}.ipynb>` · "
-        f"{{download}}`its jupytext source <../../notebooks/{chapter.source.name}>`",
-        about,
-        note,
-        *_figure_lines(figures or {}),
-        ":::",
-    ] if line is not None)  # fmt: skip
-
-
-def _figure_lines(figures: dict) -> list[str]:
-    if not figures:
-        return []
-    lines = ["- **Figures and tables, and the library functions that drew them:**"]
-    for name, trace in sorted(figures.items()):
-        drawn = (
-            ", ".join(f"{{py:func}}`{f}`" for f in trace.get("functions") or []) or "the chapter's own code"
-        )
-        cell = f" (cell {trace['cell']})" if trace.get("cell") is not None else ""
-        lines.append(f"  - `{name}`: {drawn}{cell}")
-    return lines
-
-
-def jupyter_book_command() -> list[str]:
-    """How to call jupyter-book from this environment."""
-    exe = Path(sys.executable).with_name("jupyter-book")
-    if exe.is_file():
-        return [str(exe)]
-    found = shutil.which("jupyter-book")
-    if found is None:
-        raise PipelineError("jupyter-book is not installed in this environment")
-    return [found]
-
-
-EDITIONS = ("full", "student")
-
-
-REAL_EDITION_FILES = ("_config.yml", "_toc.yml", "book", "notebooks")
-
-
 def build(
     params: str = "default",
     force: bool = False,
-    only=None,
-    root=None,
+    only: Iterable[str] | None = None,
+    root: str | Path | None = None,
     progress: bool = True,
     edition: str = "full",
-    data_root="data",
+    data_root: str | Path = "data",
 ) -> Path:
     """Run every chapter (or ``only`` these) and build the HTML book into ``_build/html``.
 
@@ -678,10 +315,36 @@ def build(
     ``jupyter-book`` runs, so a failed chapter is never published. The book is built with
     warnings as errors (``-W -n --keep-going``).
 
+    Parameters
+    ----------
+    params : str
+        Parameter set every chapter runs (``default``, ``smoke``, ``real``).
+    force : bool
+        Execute chapters even when their cache says nothing changed.
+    only : iterable of str, optional
+        Run only these chapters; the others must have been executed before.
+    root : str or pathlib.Path, optional
+        A folder in the project (see :func:`find_root`); the current directory by default.
+    progress : bool
+        Show papermill's progress bars.
+    edition : str
+        ``"full"`` or ``"student"`` (see :data:`EDITIONS`).
+    data_root : str or pathlib.Path
+        The data folder (relative to the project root unless absolute).
+
     Returns
     -------
     pathlib.Path
         The book's ``index.html``.
+
+    Raises
+    ------
+    PipelineError
+        Before anything runs: an unknown edition or chapter, a student real-data edition, or chapters
+        left out by ``only`` that were never executed. Later: data that cannot be fetched, or a failed
+        ``jupyter-book build``.
+    ChapterFailed
+        A chapter failed (see :func:`run_chapter`); the book is not built.
     """
     root = find_root(root)
     if edition not in EDITIONS:
@@ -730,74 +393,3 @@ def build(
             root, root / "_build" / "student", title_suffix="student edition", hide_solutions=True
         )
     return _jupyter_book(root, None)
-
-
-def _real_edition_sources(root: Path) -> Path:
-    """A copy of the book's sources (not its executed chapters) for the real-data edition."""
-    source = root / "_build" / "real" / "src"
-    for name in REAL_EDITION_FILES:
-        src, dest = root / name, source / name
-        if src.is_dir():
-            shutil.copytree(
-                src,
-                dest,
-                dirs_exist_ok=True,
-                ignore=shutil.ignore_patterns("*.ipynb", "*.results.json", ".*.lock"),
-            )
-        else:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest)
-    return source
-
-
-def fetch_data(names, data_root: Path) -> None:
-    """Make sure each named dataset is in ``data_root/NAME``, verified (``shifteval data get``).
-
-    ``$SHIFTEVAL_DATA_MIRROR`` (e.g. ``http://host/{name}``) is passed on as ``--mirror``.
-    """
-    if not names:
-        return
-    _log(f"[data] {', '.join(names)} into {data_root}")
-    cmd = [sys.executable, "-m", "shifteval.book.cli", "data", "get", *names, "--root", str(data_root)]
-    if os.environ.get("SHIFTEVAL_DATA_MIRROR"):
-        cmd += ["--mirror", os.environ["SHIFTEVAL_DATA_MIRROR"]]
-    proc = subprocess.run(cmd)
-    if proc.returncode != 0:
-        raise PipelineError(
-            f"could not fetch {', '.join(names)} into {data_root} (exit {proc.returncode}); "
-            "see the message above, or put the official files there yourself"
-        )
-
-
-def _jupyter_book(
-    source: Path, out: Path | None, title_suffix: str = "", hide_solutions: bool = False
-) -> Path:
-    """Run ``jupyter-book build`` on ``source``; the HTML lands in ``out/html`` (``_build/html`` if None)."""
-    cmd = [*jupyter_book_command(), "build", str(source), "-W", "-n", "--keep-going"]
-    work = out / "work" if out is not None else None
-    if work is not None:
-        config = yaml.safe_load((source / "_config.yml").read_text(encoding="utf-8"))
-        if hide_solutions:
-            config.setdefault("sphinx", {}).setdefault("config", {})["hide_solutions"] = True
-        config["title"] = f"{config.get('title', '')} ({title_suffix})"
-        work.mkdir(parents=True, exist_ok=True)
-        atomic_write_json(work / "_config.json", config)  # YAML is a superset of JSON
-        cmd += ["--config", str(work / "_config.json"), "--path-output", str(work)]
-    _log("[book] " + " ".join(cmd[1:]))
-    proc = subprocess.run(cmd, cwd=source)
-    built = (work if work is not None else source) / "_build"
-    if proc.returncode != 0:
-        # Sphinx builds incrementally: left in place, a failed build's environment would let the next
-        # build "succeed" without re-reading the pages that warned. Remove it, and the untrusted HTML.
-        for stale in ("html", ".doctrees"):
-            shutil.rmtree(built / stale, ignore_errors=True)
-        raise PipelineError(f"jupyter-book build failed (exit {proc.returncode}); see the warnings above")
-    if work is not None:
-        final = out / "html"
-        shutil.rmtree(final, ignore_errors=True)
-        os.replace(built / "html", final)
-    else:
-        final = built / "html"
-    index = final / "index.html"
-    _log(f"[book] ready: {index}")
-    return index

@@ -21,6 +21,10 @@ Because ``ŝ`` is noisy and the new pool has lower true ``s`` than the filtered 
 *observed* frequencies selects images whose *true* frequency is lower — Engstrom et al.'s statistical
 bias — and models lose accuracy on them. With noise-free frequencies (:meth:`World.replicate` with
 ``annotators=None``) the same matching removes most of the drop.
+
+Steps 1-3 live in :mod:`~shifteval.datasets.world_render`, the sampling strategies in
+:mod:`~shifteval.datasets.world_sampling` and the chapter's summaries in
+:mod:`~shifteval.datasets.world_summary`; every public name of theirs is importable from here too.
 """
 
 from __future__ import annotations
@@ -29,13 +33,28 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import ndimage
+from numpy.typing import ArrayLike
 
 from ..utils import cache
+from .world_render import annotate, base_digits, render, selection_frequency, split_bases
+from .world_sampling import (
+    FREQUENCY_BINS,
+    N_CLASSES,
+    STRATEGIES,
+    _largest_remainder,  # noqa: F401  (importable from here, as before the split)
+    frequency_bin,
+    sample_matched_frequency,
+    sample_threshold,
+    sample_top_images,
+)
+from .world_summary import difficulty_summary, frequency_summary, frequency_table, size_summary
 
-STRATEGIES = ("matchedfrequency", "threshold0.7", "topimages")
-FREQUENCY_BINS = np.array([0.0, 0.2, 0.4, 0.6, 0.8])  # left edges; the last bin is [0.8, 1]
-N_CLASSES = 10
+__all__ = [  # in the order of the module before its split (the reference page follows it)
+    "STRATEGIES", "FREQUENCY_BINS", "N_CLASSES", "WorldConfig", "base_digits", "split_bases",
+    "selection_frequency", "annotate", "render", "frequency_bin", "sample_matched_frequency",
+    "sample_threshold", "sample_top_images", "Replication", "World", "build_world", "frequency_summary",
+    "size_summary", "difficulty_summary", "frequency_table",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -83,7 +102,7 @@ class WorldConfig:
     s_hard: float = 0.15
     threshold: float = 0.7
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         """Check every knob and normalise the tuples (``ValueError`` naming the knob)."""
         for name in ("n_train", "n_v1", "n_pool", "per_class", "annotators"):
             if int(getattr(self, name)) < 1:
@@ -122,199 +141,6 @@ class WorldConfig:
                 f"unknown world parameter(s) {unknown}; valid: {sorted(cls.__dataclass_fields__)}"
             )
         return cls(**values)
-
-
-# --- the pieces ------------------------------------------------------------------------------
-
-
-def base_digits(size: int = 16):
-    """scikit-learn's 1,797 digits scaled to [0, 1] and upsampled to ``size``×``size`` (bilinear)."""
-    from sklearn.datasets import load_digits
-
-    digits = load_digits()
-    images = digits.images.astype(np.float32) / 16.0
-    if size != 8:
-        images = ndimage.zoom(images, (1, size / 8, size / 8), order=1)
-    return np.clip(images, 0, 1).astype(np.float32), digits.target.astype(np.int64)
-
-
-def split_bases(labels, shares, rng: np.random.Generator):
-    """Assign each base digit to one of three groups, stratified by class (no base in two groups)."""
-    groups = np.empty(len(labels), dtype=np.int64)
-    bounds = np.cumsum(shares)[:-1]
-    for c in np.unique(labels):
-        idx = rng.permutation(np.flatnonzero(labels == c))
-        cuts = np.round(bounds * len(idx)).astype(int)
-        for g, part in enumerate(np.split(idx, cuts)):
-            groups[part] = g
-    return groups
-
-
-def selection_frequency(d, s_easy: float = 0.95, s_hard: float = 0.15):
-    """Return the true selection frequency ``s(d) = s_easy - (s_easy - s_hard) d``, falling with ``d``."""
-    d = np.asarray(d, dtype=float)
-    return s_easy - (s_easy - s_hard) * d
-
-
-def annotate(s, n: int, rng: np.random.Generator):
-    """``n`` Bernoulli(s) votes per image (Engstrom et al. 2020, §2): an (N, n) uint8 array."""
-    s = np.asarray(s, dtype=float)
-    return (rng.random((len(s), n)) < s[:, None]).astype(np.uint8)
-
-
-def render(bases, d, rng: np.random.Generator):
-    """Render one image per (base, difficulty): nuisances whose strength grows with ``d``.
-
-    At ``d = 0`` the image is the clean base digit; at ``d = 1`` it may be rotated by up to 40°,
-    rescaled by ±20%, shifted by up to 3 px, blurred (σ up to 1.1 px), lose up to 55% contrast, carry
-    Gaussian noise (σ up to 0.35) and have a square of up to 7 px occluded (with probability ``d``).
-
-    Parameters
-    ----------
-    bases : ndarray, shape (N, H, W)
-        Base images in [0, 1].
-    d : ndarray, shape (N,)
-        Difficulties in [0, 1].
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    ndarray, shape (N, H, W), float32 in [0, 1]
-    """
-    bases = np.asarray(bases, dtype=np.float32)
-    d = np.asarray(d, dtype=float)
-    if bases.ndim != 3 or len(d) != len(bases):
-        raise ValueError("render needs bases of shape (N, H, W) and one difficulty per base")
-    if np.any((d < 0) | (d > 1)):
-        raise ValueError("difficulties must lie in [0, 1]")
-    n, h, w = bases.shape
-    u = rng.uniform(-1, 1, size=(n, 5))
-    angle = np.deg2rad(40 * d * u[:, 0])
-    scale = 1 + 0.2 * d * u[:, 1]
-    shift = 3 * d[:, None] * u[:, 2:4]
-    blur = 1.1 * d * (0.5 + 0.5 * np.abs(u[:, 4]))
-    contrast = 1 - 0.55 * d * rng.uniform(0.5, 1, n)
-    noise = 0.35 * d
-    occlude = rng.random(n) < d
-    occ_size = np.maximum(1, np.round(7 * d * rng.uniform(0.6, 1, n))).astype(int)
-    occ_pos = rng.random((n, 2))
-    centre = np.array([(h - 1) / 2, (w - 1) / 2])
-    out = np.empty_like(bases)
-    for i in range(n):
-        c, s_ = np.cos(angle[i]) / scale[i], np.sin(angle[i]) / scale[i]
-        matrix = np.array([[c, -s_], [s_, c]])
-        offset = centre - matrix @ (centre + shift[i])
-        img = ndimage.affine_transform(bases[i], matrix, offset=offset, order=1, mode="constant")
-        if blur[i] > 0.05:
-            img = ndimage.gaussian_filter(img, blur[i])
-        if occlude[i]:
-            k = occ_size[i]
-            r0, c0 = (occ_pos[i] * [h - k, w - k]).astype(int)
-            img[r0 : r0 + k, c0 : c0 + k] = 0.0
-        out[i] = img
-    out = out * contrast[:, None, None].astype(np.float32)
-    out += (noise[:, None, None] * rng.standard_normal((n, h, w))).astype(np.float32)
-    return np.clip(out, 0, 1).astype(np.float32)
-
-
-def _largest_remainder(weights, total: int):
-    """Integer counts proportional to ``weights`` that sum exactly to ``total``."""
-    weights = np.asarray(weights, dtype=float)
-    if weights.sum() == 0:
-        weights = np.ones_like(weights)
-    raw = weights / weights.sum() * total
-    counts = np.floor(raw).astype(int)
-    for i in np.argsort(-(raw - counts), kind="stable")[: total - counts.sum()]:
-        counts[i] += 1
-    return counts
-
-
-def frequency_bin(freq):
-    """Bin index 0-4 of selection frequencies in [0, .2), [.2, .4), [.4, .6), [.6, .8), [.8, 1]."""
-    return np.clip(np.searchsorted(FREQUENCY_BINS, np.asarray(freq) + 1e-12, side="right") - 1, 0, 4)
-
-
-def sample_matched_frequency(ref_freq, ref_labels, pool_freq, pool_labels, per_class: int, rng):
-    """MatchedFrequency sampling (Recht et al. 2019, §4 and App. C.1.2).
-
-    Per class, the 5-bin histogram of the reference (v1) images' observed selection frequencies sets
-    how many of the class's ``per_class`` images come from each bin; images are drawn at random within
-    a bin, and when a bin runs out the remainder is taken from the next higher bin (then the next).
-    The paper does not say what happens when even the top bin runs out; here the remainder then comes
-    from the nearest lower bin. Both kinds of substitution are counted so they can be reported.
-
-    Parameters
-    ----------
-    ref_freq, ref_labels : array_like
-        Observed selection frequencies and labels of the reference (v1) images.
-    pool_freq, pool_labels : array_like
-        The same for the candidate pool.
-    per_class : int
-        Images to sample per class.
-    rng : numpy.random.Generator
-        Source of the random draws within a bin.
-
-    Returns
-    -------
-    indices : ndarray of int
-        Indices into the pool, grouped by class.
-    substituted : dict
-        ``{"higher": n, "lower": m}``: images taken from a higher bin than their target because the
-        target bin ran out (the paper's rule), and from a lower bin because every higher bin ran out
-        (ours).
-    """
-    chosen, substituted = [], {"higher": 0, "lower": 0}
-    ref_bins, pool_bins = frequency_bin(ref_freq), frequency_bin(pool_freq)
-    for c in range(N_CLASSES):
-        members = np.flatnonzero(pool_labels == c)
-        if len(members) < per_class:
-            raise ValueError(f"class {c}: only {len(members)} candidates in the pool, need {per_class}")
-        targets = _largest_remainder(np.bincount(ref_bins[ref_labels == c], minlength=5), per_class)
-        available = {b: list(rng.permutation(members[pool_bins[members] == b])) for b in range(5)}
-        for b in range(5):
-            need = int(targets[b])
-            order = list(range(b, 5)) + list(range(b - 1, -1, -1))  # higher bins first, then lower
-            for bb in order:
-                if need == 0:
-                    break
-                take, available[bb] = available[bb][:need], available[bb][need:]
-                chosen.extend(take)
-                need -= len(take)
-                if bb > b:
-                    substituted["higher"] += len(take)
-                elif bb < b:
-                    substituted["lower"] += len(take)
-    return np.asarray(chosen, dtype=np.int64), substituted
-
-
-def sample_threshold(pool_freq, pool_labels, per_class: int, threshold: float, rng):
-    """Threshold sampling (Recht et al. 2019, §4): per class, at random among ``ŝ >= threshold``."""
-    chosen = []
-    for c in range(N_CLASSES):
-        eligible = np.flatnonzero((pool_labels == c) & (np.asarray(pool_freq) >= threshold - 1e-12))
-        if len(eligible) < per_class:
-            raise ValueError(
-                f"class {c}: only {len(eligible)} candidates reach frequency {threshold}; "
-                f"need {per_class} (raise n_pool or lower per_class)"
-            )
-        chosen.extend(rng.choice(eligible, size=per_class, replace=False))
-    return np.asarray(chosen, dtype=np.int64)
-
-
-def sample_top_images(pool_freq, pool_labels, per_class: int, rng):
-    """TopImages sampling (Recht et al. 2019, §4): per class, the most frequently selected images.
-
-    Ties in the observed frequency are broken at random.
-    """
-    chosen = []
-    pool_freq = np.asarray(pool_freq)
-    for c in range(N_CLASSES):
-        members = rng.permutation(np.flatnonzero(pool_labels == c))
-        if len(members) < per_class:
-            raise ValueError(f"class {c}: only {len(members)} candidates in the pool, need {per_class}")
-        order = np.argsort(-pool_freq[members], kind="stable")
-        chosen.extend(members[order[:per_class]])
-    return np.asarray(chosen, dtype=np.int64)
 
 
 # --- the world -------------------------------------------------------------------------------
@@ -412,7 +238,7 @@ class World:
             raise ValueError(f"round must be a non-negative integer, got {round!r}")
         return _replication_round(self, annotators, self.config.seed, int(round))[0]
 
-    def base_disjoint_split(self, split: str, shares, seed: int = 0) -> tuple:
+    def base_disjoint_split(self, split: str, shares: ArrayLike, seed: int = 0) -> tuple[np.ndarray, ...]:
         """Split a split's images into parts that share no base digit, stratified by class.
 
         The world renders every base digit several times (rotated, blurred, …), so a split by *image*
@@ -484,6 +310,36 @@ def build_world(config: WorldConfig | dict | None = None, progress: bool = False
     """Render the world described by ``config`` (see the module docstring for the steps).
 
     Deterministic: the same config gives the same images, votes and splits, bit for bit.
+
+    Parameters
+    ----------
+    config : WorldConfig, dict or None
+        The world's knobs; a mapping (e.g. a chapter parameter) overrides fields of the default
+        :class:`WorldConfig`, and ``None`` is the default world.
+    progress : bool
+        Unused: the world is built without reporting progress.
+
+    Returns
+    -------
+    World
+        The images, their metadata and votes, and the world's own replication round.
+
+    Raises
+    ------
+    ValueError
+        If ``config`` names an unknown or invalid knob, or the pool is too small for ``per_class``
+        images per class (the Threshold strategy runs out first).
+
+    Examples
+    --------
+    >>> w = build_world({"n_train": 100, "n_v1": 100, "n_pool": 600, "per_class": 5})
+    >>> {name: len(w.split_index(name)) for name in w.split_names}  # doctest: +NORMALIZE_WHITESPACE
+    {'train': 100, 'v1': 100, 'pool': 600, 'matchedfrequency': 50, 'threshold0.7': 50, 'topimages': 50}
+    >>> w.images.shape, bool(w.examples["s_hat"].isna().sum() == 100)  # no ŝ for training images
+    ((800, 16, 16), True)
+    >>> again = build_world(w.config)
+    >>> bool(np.array_equal(again.images, w.images) and again.config.key() == w.config.key())
+    True
     """
     cfg = config if isinstance(config, WorldConfig) else WorldConfig.from_dict(config)
     ss = np.random.SeedSequence(cfg.seed)
@@ -545,50 +401,3 @@ def build_world(config: WorldConfig | dict | None = None, progress: bool = False
     examples["s_hat"] = s_hat
     world.candidates_original = candidates.drop(columns="votes")
     return world
-
-
-def frequency_summary(world: World, replication: Replication | None = None) -> dict:
-    """Mean observed and true selection frequency of v1 and each replicated set.
-
-    Observed frequencies are those of the given replication round (the world's own by default),
-    which annotates v1 and the pool together, as Recht et al. did.
-    """
-    rep = replication or world.replication
-    s = world.examples["s"].to_numpy()
-    v1 = world.split_index("v1")
-    pool = world.split_index("pool")
-    pos = np.full(len(s), -1)
-    pos[pool] = np.arange(len(pool))
-    out = {"v1": {"observed": float(rep.v1_freq.mean()), "true": float(s[v1].mean())}}
-    for name, idx in rep.sets.items():
-        out[name] = {"observed": float(rep.pool_freq[pos[idx]].mean()), "true": float(s[idx].mean())}
-    return out
-
-
-def size_summary(world: World) -> dict:
-    """Size of every split, the annotators per image and both pools' difficulty distributions."""
-    cfg = world.config
-    return {
-        "training images": len(world.split_index("train")),
-        "original test set (v1)": len(world.split_index("v1")),
-        "replication candidate pool": len(world.split_index("pool")),
-        **{f"replicated set: {s}": len(world.split_index(s)) for s in STRATEGIES},
-        "annotators per image": cfg.annotators,
-        "original pool difficulty": f"Beta{cfg.original_difficulty}",
-        "replication pool difficulty": f"Beta{cfg.replication_difficulty}",
-    }
-
-
-def difficulty_summary(world: World) -> dict:
-    """Mean latent difficulty of the original candidates, v1, the replication pool and each replicated set."""
-    d = world.examples["d"]
-    out = {"original candidates": float(world.candidates_original["d"].mean())}
-    for name in ("v1", "pool", *STRATEGIES):
-        out[name] = float(d.loc[world.split_index(name)].mean())
-    return out
-
-
-def frequency_table(summary: dict) -> pd.DataFrame:
-    """:func:`frequency_summary` as a table (rows: sets; columns: mean observed and true frequency)."""
-    table = pd.DataFrame(summary).T.rename(columns={"observed": "mean observed ŝ", "true": "mean true s"})
-    return table.round(3)

@@ -1,0 +1,134 @@
+"""Assembling the HTML book: jupyter-book, the real-data edition's sources and its datasets.
+
+The steps :func:`shifteval.book.pipeline.build` takes after (or before) executing the chapters. Every
+name here is also importable from :mod:`shifteval.book.pipeline`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from ..utils.io import atomic_write_json
+from .project import PipelineError
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def jupyter_book_command() -> list[str]:
+    """How to call jupyter-book from this environment.
+
+    Returns
+    -------
+    list of str
+        The command: the ``jupyter-book`` beside this Python, else the one on ``PATH``.
+
+    Raises
+    ------
+    PipelineError
+        If neither exists.
+    """
+    exe = Path(sys.executable).with_name("jupyter-book")
+    if exe.is_file():
+        return [str(exe)]
+    found = shutil.which("jupyter-book")
+    if found is None:
+        raise PipelineError("jupyter-book is not installed in this environment")
+    return [found]
+
+
+EDITIONS = ("full", "student")
+
+
+REAL_EDITION_FILES = ("_config.yml", "_toc.yml", "book", "notebooks")
+
+
+def _real_edition_sources(root: Path) -> Path:
+    """A copy of the book's sources (not its executed chapters) for the real-data edition."""
+    source = root / "_build" / "real" / "src"
+    for name in REAL_EDITION_FILES:
+        src, dest = root / name, source / name
+        if src.is_dir():
+            shutil.copytree(
+                src,
+                dest,
+                dirs_exist_ok=True,
+                ignore=shutil.ignore_patterns("*.ipynb", "*.results.json", ".*.lock"),
+            )
+        else:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest)
+    return source
+
+
+def fetch_data(names: Sequence[str], data_root: Path) -> None:
+    """Make sure each named dataset is in ``data_root/NAME``, verified (``shifteval data get``).
+
+    ``$SHIFTEVAL_DATA_MIRROR`` (e.g. ``http://host/{name}``) is passed on as ``--mirror``.
+
+    Parameters
+    ----------
+    names : sequence of str
+        Dataset names (see ``shifteval data list``); nothing happens when empty.
+    data_root : pathlib.Path
+        The data folder.
+
+    Raises
+    ------
+    PipelineError
+        If ``shifteval data get`` fails.
+    """
+    if not names:
+        return
+    _log(f"[data] {', '.join(names)} into {data_root}")
+    cmd = [sys.executable, "-m", "shifteval.book.cli", "data", "get", *names, "--root", str(data_root)]
+    if os.environ.get("SHIFTEVAL_DATA_MIRROR"):
+        cmd += ["--mirror", os.environ["SHIFTEVAL_DATA_MIRROR"]]
+    proc = subprocess.run(cmd)
+    if proc.returncode != 0:
+        raise PipelineError(
+            f"could not fetch {', '.join(names)} into {data_root} (exit {proc.returncode}); "
+            "see the message above, or put the official files there yourself"
+        )
+
+
+def _jupyter_book(
+    source: Path, out: Path | None, title_suffix: str = "", hide_solutions: bool = False
+) -> Path:
+    """Run ``jupyter-book build`` on ``source``; the HTML lands in ``out/html`` (``_build/html`` if None)."""
+    cmd = [*jupyter_book_command(), "build", str(source), "-W", "-n", "--keep-going"]
+    work = out / "work" if out is not None else None
+    if work is not None:
+        config = yaml.safe_load((source / "_config.yml").read_text(encoding="utf-8"))
+        if hide_solutions:
+            config.setdefault("sphinx", {}).setdefault("config", {})["hide_solutions"] = True
+        config["title"] = f"{config.get('title', '')} ({title_suffix})"
+        work.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(work / "_config.json", config)  # YAML is a superset of JSON
+        cmd += ["--config", str(work / "_config.json"), "--path-output", str(work)]
+    _log("[book] " + " ".join(cmd[1:]))
+    proc = subprocess.run(cmd, cwd=source)
+    built = (work if work is not None else source) / "_build"
+    if proc.returncode != 0:
+        # Sphinx builds incrementally: left in place, a failed build's environment would let the next
+        # build "succeed" without re-reading the pages that warned. Remove it, and the untrusted HTML.
+        for stale in ("html", ".doctrees"):
+            shutil.rmtree(built / stale, ignore_errors=True)
+        raise PipelineError(f"jupyter-book build failed (exit {proc.returncode}); see the warnings above")
+    if work is not None:
+        final = out / "html"
+        shutil.rmtree(final, ignore_errors=True)
+        os.replace(built / "html", final)
+    else:
+        final = built / "html"
+    index = final / "index.html"
+    _log(f"[book] ready: {index}")
+    return index
