@@ -257,7 +257,11 @@ class Outputs:
 
 
 def compute_outputs(
-    model: torch.nn.Module, images: ArrayLike, batch: int = 1024, rotation: bool = False, detector=None
+    model: torch.nn.Module,
+    images: ArrayLike,
+    batch: int = 1024,
+    rotation: bool = False,
+    detector: torch.nn.Module | None = None,
 ) -> Outputs:
     """Logits and features of ``images`` (N, H, W), in batches.
 
