@@ -12,14 +12,34 @@ From a trained classifier's softmax outputs:
 4. one MLM per perturbation level ``ℓ`` from the perturbed test examples, then the element-wise mean
    ``M̄ = (1/L) Σ_ℓ M_ℓ`` and standard deviation ``S = sqrt((1/L) Σ_ℓ (M_ℓ − M̄)²)`` (Eqs. 5-8).
 
-The paper's CNN and its training are :func:`shifteval.zoo.models.paper_cnn` and :func:`train_classifier`.
+The paper's CNN and its training are :func:`shifteval.zoo.models.paper_cnn` and :func:`train_classifier`;
+the training, calibration and perturbation helpers live in :mod:`shifteval.mlm_study` and are re-exported
+here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
+from .mlm_study import (  # noqa: F401  (re-exported: the chapter, scripts and tests import them from here)
+    PAPER_CLEAN,
+    PAPER_LEVEL1,
+    PAPER_LEVEL10,
+    calibrate_severities,
+    calibration_record,
+    calibration_split,
+    calibration_targets,
+    confusion_summary,
+    count_shared_images,
+    perturbed_predictions,
+    pooled,
+    same_weights,
+    train_classifier,
+)
 from .utils import validation
 
 
@@ -31,19 +51,31 @@ def _check_labels(labels, n: int, n_classes: int):
     return validation.labels(labels, "labels", n=n, n_classes=n_classes)
 
 
-def initial_centroids(probs, labels):
+def initial_centroids(probs: ArrayLike, labels: ArrayLike) -> np.ndarray:
     """Mean softmax output of the correctly classified examples of each class (Eq. 1).
 
     Parameters
     ----------
-    probs : ndarray, shape (N, K)
+    probs : array_like, shape (N, K)
         Softmax outputs on the training set.
-    labels : ndarray, shape (N,)
+    labels : array_like, shape (N,)
+        True classes, 0..K-1.
 
     Returns
     -------
     ndarray, shape (K, K)
         Row ``k`` is class ``k``'s centroid.
+
+    Raises
+    ------
+    ValueError
+        If the inputs are not probabilities and labels, or a class has no correctly classified example.
+
+    Examples
+    --------
+    >>> P = np.array([[.8, .1, .1], [.6, .3, .1], [.1, .8, .1], [.2, .7, .1], [.1, .1, .8], [.1, .3, .6]])
+    >>> initial_centroids(P, [0, 0, 1, 1, 2, 2]).round(2).tolist()
+    [[0.7, 0.2, 0.1], [0.15, 0.75, 0.1], [0.1, 0.2, 0.7]]
     """
     probs = _check_probs(probs)
     k = probs.shape[1]
@@ -55,7 +87,9 @@ def initial_centroids(probs, labels):
     return np.stack([probs[correct & (labels == c)].mean(axis=0) for c in range(k)])
 
 
-def refine_centroids(probs, labels, centroids=None, subset: str = "correct"):
+def refine_centroids(
+    probs: ArrayLike, labels: ArrayLike, centroids: ArrayLike | None = None, subset: str = "correct"
+) -> tuple[np.ndarray, np.ndarray]:
     """k-means on softmax outputs, initialised at the class centroids (§3.3a, Table 1).
 
     Parameters
@@ -63,6 +97,7 @@ def refine_centroids(probs, labels, centroids=None, subset: str = "correct"):
     probs : array_like, shape (N, K)
         Softmax outputs on the training set.
     labels : array_like, shape (N,)
+        True classes, 0..K-1.
     centroids : array_like, shape (K, K), optional
         Initial centroids; default :func:`initial_centroids` (Eq. 1).
     subset : {"correct", "all"}
@@ -76,9 +111,13 @@ def refine_centroids(probs, labels, centroids=None, subset: str = "correct"):
     shift : ndarray, shape (K,)
         Euclidean distance each centroid moved (the paper's Table 1).
 
+    Raises
+    ------
+    ValueError
+        If ``subset`` is neither ``"correct"`` nor ``"all"``, or the inputs are invalid.
+
     Examples
     --------
-    >>> import numpy as np
     >>> p = np.array([[0.9, 0.1], [0.8, 0.2], [0.45, 0.55], [0.1, 0.9]])
     >>> refined, shift = refine_centroids(p, np.array([0, 0, 0, 1]), subset="all")
     >>> bool(shift[1] > 0.1)
@@ -110,14 +149,39 @@ def _check_centroids(centroids, n_classes: int):
     return centroids
 
 
-def centroid_distances(probs, centroids):
-    """Euclidean distance from every softmax output to every centroid (Eq. 2), shape (N, K)."""
+def centroid_distances(probs: ArrayLike, centroids: ArrayLike) -> np.ndarray:
+    """Euclidean distance from every softmax output to every centroid (Eq. 2).
+
+    Parameters
+    ----------
+    probs : array_like, shape (N, K)
+        Softmax outputs.
+    centroids : array_like, shape (K, K)
+        One centroid per class.
+
+    Returns
+    -------
+    ndarray, shape (N, K)
+        ``‖σ(x_n) − c_k‖₂``.
+
+    Raises
+    ------
+    ValueError
+        If ``probs`` are not probabilities or ``centroids`` is not a finite (K, K) array.
+
+    Examples
+    --------
+    >>> centroid_distances([[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]]).round(4).tolist()
+    [[0.0, 1.4142]]
+    """
     probs = _check_probs(probs)
     centroids = _check_centroids(centroids, probs.shape[1])
     return np.linalg.norm(probs[:, None, :] - centroids[None, :, :], axis=2)
 
 
-def nearest_distance_matrix(probs, labels, centroids, aggregate: str = "min", chunk: int = 100_000):
+def nearest_distance_matrix(
+    probs: ArrayLike, labels: ArrayLike, centroids: ArrayLike, aggregate: str = "min", chunk: int = 100_000
+) -> np.ndarray:
     """``D[i, j]``: smallest distance from a class-``i`` example's softmax output to centroid ``j`` (Eq. 3).
 
     Parameters
@@ -134,6 +198,18 @@ def nearest_distance_matrix(probs, labels, centroids, aggregate: str = "min", ch
     -------
     ndarray, shape (K, K)
         The diagonal is NaN (the MLM only concerns ``j ≠ i``). Every class needs at least one example.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``aggregate``, invalid inputs, or a class without examples.
+
+    Examples
+    --------
+    >>> P = np.array([[.8, .1, .1], [.6, .3, .1], [.1, .8, .1], [.2, .7, .1], [.1, .1, .8], [.1, .3, .6]])
+    >>> Y = np.array([0, 0, 1, 1, 2, 2])
+    >>> nearest_distance_matrix(P, Y, initial_centroids(P, Y)).round(3)[0].tolist()
+    [nan, 0.636, 0.787]
     """
     if aggregate not in ("min", "mean", "max"):
         raise ValueError(f"aggregate must be 'min', 'mean' or 'max', got {aggregate!r}")
@@ -162,7 +238,9 @@ def nearest_distance_matrix(probs, labels, centroids, aggregate: str = "min", ch
     return d
 
 
-def misclassification_likelihood_matrix(probs, labels, centroids, aggregate: str = "min"):
+def misclassification_likelihood_matrix(
+    probs: ArrayLike, labels: ArrayLike, centroids: ArrayLike, aggregate: str = "min"
+) -> np.ndarray:
     """The Misclassification Likelihood Matrix (Eq. 4).
 
     Parameters
@@ -182,6 +260,19 @@ def misclassification_likelihood_matrix(probs, labels, centroids, aggregate: str
         ``M[i, j]`` = likelihood that a class-``i`` example is taken for class ``j``: reciprocal nearest
         distances (Eq. 3), zero diagonal, every row summing to 1. A distance of exactly zero (a softmax
         output sitting on another class's centroid) is clamped to 1e-12, giving that entry all the mass.
+
+    Raises
+    ------
+    ValueError
+        As :func:`nearest_distance_matrix`.
+
+    Examples
+    --------
+    >>> P = np.array([[.8, .1, .1], [.6, .3, .1], [.1, .8, .1], [.2, .7, .1], [.1, .1, .8], [.1, .3, .6]])
+    >>> Y = np.array([0, 0, 1, 1, 2, 2])
+    >>> M = misclassification_likelihood_matrix(P, Y, initial_centroids(P, Y))
+    >>> M.round(3)[0].tolist(), M.sum(axis=1).round(6).tolist()
+    ([0.0, 0.553, 0.447], [1.0, 1.0, 1.0])
     """
     d = nearest_distance_matrix(probs, labels, centroids, aggregate)
     inv = 1.0 / np.maximum(d, 1e-12)
@@ -189,18 +280,35 @@ def misclassification_likelihood_matrix(probs, labels, centroids, aggregate: str
     return inv / inv.sum(axis=1, keepdims=True)
 
 
-def level_matrices(probs_by_level, labels_by_level, centroids):
+def level_matrices(
+    probs_by_level: Sequence[ArrayLike], labels_by_level: Sequence[ArrayLike], centroids: ArrayLike
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One MLM per level (Eqs. 5-6), their element-wise mean (Eq. 7) and standard deviation (Eq. 8).
 
     Parameters
     ----------
     probs_by_level, labels_by_level : sequence of arrays
         The perturbed test set's softmax outputs and labels at each level.
+    centroids : array_like, shape (K, K)
+        One centroid per class.
 
     Returns
     -------
     matrices : ndarray, shape (L, K, K)
     mean, std : ndarray, shape (K, K)
+
+    Raises
+    ------
+    ValueError
+        Without levels, or with different numbers of output and label arrays.
+
+    Examples
+    --------
+    >>> P = np.array([[.8, .1, .1], [.6, .3, .1], [.1, .8, .1], [.2, .7, .1], [.1, .1, .8], [.1, .3, .6]])
+    >>> Y = np.array([0, 0, 1, 1, 2, 2])
+    >>> mats, mean, std = level_matrices([P, P[::-1]], [Y, Y[::-1]], initial_centroids(P, Y))
+    >>> mats.shape, float(std.max())  # the same examples, reordered: identical MLMs
+    ((2, 3, 3), 0.0)
     """
     if len(probs_by_level) == 0 or len(probs_by_level) != len(labels_by_level):
         raise ValueError("need one (probs, labels) pair per level, and at least one level")
@@ -213,8 +321,33 @@ def level_matrices(probs_by_level, labels_by_level, centroids):
     return mats, mats.mean(axis=0), mats.std(axis=0)
 
 
-def top_confusions(matrix, n: int = 10, std=None) -> pd.DataFrame:
-    """The ``n`` largest off-diagonal entries of a K×K matrix, as (true, confused_with, likelihood[, std])."""
+def top_confusions(matrix: ArrayLike, n: int = 10, std: ArrayLike | None = None) -> pd.DataFrame:
+    """The ``n`` largest off-diagonal entries of a K×K matrix, as (true, confused_with, likelihood[, std]).
+
+    Parameters
+    ----------
+    matrix : array_like, shape (K, K)
+        An MLM or a confusion-rate matrix.
+    n : int
+        How many entries to keep.
+    std : array_like, shape (K, K), optional
+        Standard deviations, added as a ``std`` column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``true``, ``confused_with``, ``likelihood`` (and ``std``), largest first (ties in row order).
+
+    Raises
+    ------
+    ValueError
+        If ``matrix`` is not square.
+
+    Examples
+    --------
+    >>> top_confusions([[0, 0.9, 0.1], [0.3, 0, 0.7], [0.5, 0.5, 0]], n=2).values.tolist()
+    [[0.0, 1.0, 0.9], [1.0, 2.0, 0.7]]
+    """
     m = np.asarray(matrix, dtype=float)
     if m.ndim != 2 or m.shape[0] != m.shape[1]:
         raise ValueError(f"matrix must be square, got shape {m.shape}")
@@ -225,20 +358,50 @@ def top_confusions(matrix, n: int = 10, std=None) -> pd.DataFrame:
     return table.sort_values("likelihood", ascending=False, kind="stable").head(n).reset_index(drop=True)
 
 
-def confusion_rates(labels, predicted, n_classes: int):
-    """Row-normalised confusion matrix: ``R[i, j]`` = share of class-``i`` examples predicted as ``j``."""
+def confusion_rates(labels: ArrayLike, predicted: ArrayLike, n_classes: int) -> np.ndarray:
+    """Row-normalised confusion matrix: ``R[i, j]`` = share of class-``i`` examples predicted as ``j``.
+
+    Parameters
+    ----------
+    labels, predicted : array_like, shape (N,)
+        True and predicted classes, 0..n_classes-1.
+    n_classes : int
+        K.
+
+    Returns
+    -------
+    ndarray, shape (K, K)
+        Rows sum to 1 (a class without examples has a row of zeros).
+
+    Examples
+    --------
+    >>> confusion_rates([0, 0, 1, 1], [0, 1, 1, 1], 3).tolist()
+    [[0.5, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
+    """
     from sklearn.metrics import confusion_matrix
 
     cm = confusion_matrix(labels, predicted, labels=np.arange(n_classes)).astype(float)
     return cm / np.maximum(cm.sum(axis=1, keepdims=True), 1)
 
 
-def rank_agreement(mlm, rates):
+def rank_agreement(mlm: ArrayLike, rates: ArrayLike) -> tuple[float, float]:
     """Spearman correlation between off-diagonal MLM entries and observed confusion rates.
+
+    Parameters
+    ----------
+    mlm, rates : array_like, shape (K, K)
+        An MLM and a confusion-rate matrix (:func:`confusion_rates`).
 
     Returns
     -------
-    (rho, p_value) from :func:`scipy.stats.spearmanr` over the K(K-1) off-diagonal pairs.
+    rho, p_value : float
+        From :func:`scipy.stats.spearmanr` over the K(K-1) off-diagonal pairs.
+
+    Examples
+    --------
+    >>> m = [[0, 0.9, 0.1], [0.3, 0, 0.7], [0.5, 0.5, 0]]
+    >>> round(rank_agreement(m, m)[0], 6)
+    1.0
     """
     from scipy.stats import spearmanr
 
@@ -248,208 +411,39 @@ def rank_agreement(mlm, rates):
     return float(res.statistic), float(res.pvalue)
 
 
-def train_classifier(
-    images,
-    labels,
-    *,
-    epochs: int = 10,
-    lr: float = 0.01,
-    lr_decay: float = 0.7,
-    batch_size: int = 64,
-    seed: int = 0,
-    progress=None,
-):
-    """Train the paper's CNN (§3.1, :func:`~shifteval.zoo.models.paper_cnn`) with SGD and cross-entropy.
+def ambiguous_examples(
+    probs: ArrayLike, labels: ArrayLike, centroids: ArrayLike, n: int = 2
+) -> tuple[np.ndarray, int, int]:
+    """Correctly classified examples whose output lies nearest another class's centroid (§4.3, Figs. 3-4).
 
-    The paper gives SGD, learning rate 0.01, batch 64, 10 epochs and the 0.5/0.5 normalisation (§3.1,
-    §4.1). Ours, not the paper's: momentum 0.9 and the learning rate multiplied by ``lr_decay`` after
-    each epoch (``lr_decay=1`` keeps it constant). Returns the model in eval mode.
-    """
-    import torch
+    Most ambiguous first (largest second output); if fewer than ``n`` exist, the correct ones with the
+    smallest margin between the two largest outputs.
 
-    from .zoo.models import fit_torch, paper_cnn
+    Parameters
+    ----------
+    probs : array_like, shape (N, K)
+        Softmax outputs.
+    labels : array_like, shape (N,)
+        True classes.
+    centroids : array_like, shape (K, K)
+        One centroid per class.
+    n : int
+        How many examples to return.
 
-    images = np.asarray(images, dtype=np.float32)
-    if images.ndim != 3 or images.shape[1] != images.shape[2]:
-        raise ValueError(f"training images must be (N, S, S) squares, got shape {images.shape}")
-    torch.manual_seed(int(seed))
-    model = paper_cnn(images.shape[1])
-    return fit_torch(
-        model,
-        images,
-        labels,
-        epochs=epochs,
-        batch_size=batch_size,
-        lr=lr,
-        seed=seed,
-        optimizer="sgd",
-        lr_decay=lr_decay,
-        weight_decay=0.0,
-        progress=progress,
-    )
-
-
-# --- the paper's setting: severities calibrated on a separate model, perturbed predictions -------------
-
-#: The paper's mean accuracy over the twelve perturbations, level 1 and level 10 (§4.4), and its clean
-#: test accuracy (§4.1). The calibration target is the straight line between the two levels.
-PAPER_LEVEL1, PAPER_LEVEL10, PAPER_CLEAN = 0.9761, 0.4883, 0.9846
-
-
-def calibration_targets(clean_accuracy: float) -> np.ndarray:
-    """The paper's average accuracy profile (§4.4), relative to clean accuracy, for levels 1-10.
-
-    Level ``ℓ`` targets ``clean_accuracy · P_ℓ / 0.9846`` where ``P`` falls linearly from 0.9761 (level 1)
-    to 0.4883 (level 10) and 0.9846 is the paper's clean test accuracy; on MNIST (clean ≈ 0.985) this is
-    the paper's profile itself.
+    Returns
+    -------
+    indices : ndarray of int
+        At most ``n`` example indices.
+    n_misclustered, n_correct : int
+        Correct examples nearest another class's centroid, and all correct examples.
 
     Examples
     --------
-    >>> calibration_targets(0.9846)[[0, -1]].round(4).tolist()
-    [0.9761, 0.4883]
-    """
-    if not 0 < clean_accuracy <= 1:
-        raise ValueError(f"clean_accuracy must lie in (0, 1], got {clean_accuracy}")
-    return clean_accuracy * np.linspace(PAPER_LEVEL1, PAPER_LEVEL10, 10) / PAPER_CLEAN
-
-
-def calibration_split(n: int, n_calibration: int, seed: int = 0):
-    """Indices ``(fit, calibration)`` splitting ``n`` training images (disjoint, random, sorted).
-
-    The calibration model learns from ``fit``; severities are set on ``calibration``.
-    """
-    if not 0 < n_calibration < n:
-        raise ValueError(f"n_calibration must lie in 1..{n - 1}, got {n_calibration}")
-    perm = np.random.default_rng([int(seed), 15]).permutation(n)
-    return np.sort(perm[n_calibration:]), np.sort(perm[:n_calibration])
-
-
-def count_shared_images(a, b) -> int:
-    """How many images of ``a`` are byte-for-byte equal to some image of ``b`` (overlap check)."""
-    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
-    seen = {img.tobytes() for img in b}
-    return int(sum(img.tobytes() in seen for img in a))
-
-
-def same_weights(model_a, model_b) -> bool:
-    """True when two torch models are the same object or hold identical parameters."""
-    import torch
-
-    if model_a is model_b:
-        return True
-    pa, pb = list(model_a.parameters()), list(model_b.parameters())
-    return len(pa) == len(pb) and all(
-        x.shape == y.shape and torch.equal(x, y) for x, y in zip(pa, pb, strict=False)
-    )
-
-
-def calibrate_severities(model, images, labels, *, points: int = 24, seed: int = 0, names=None):
-    """Severity table from a calibration model on calibration images (the paper's "trial and error", §3.2).
-
-    For every perturbation, accuracy is measured on a grid of ``points`` strengths
-    (:data:`shifteval.corruptions.GRIDS`) and each level's strength is interpolated where accuracy
-    crosses :func:`calibration_targets` (:func:`shifteval.corruptions.calibrate`).
-
-    Parameters
-    ----------
-    model : torch.nn.Module
-        The calibration model (never the evaluated one).
-    images, labels : ndarray
-        Calibration images (never the evaluated test images), float in [0, 1].
-    points : int
-        Grid size per perturbation.
-    seed : int
-        Seed of the perturbations' randomness.
-    names : sequence of str, optional
-        Perturbations to calibrate (default all twelve).
-
-    Returns
-    -------
-    dict with ``severity`` (name -> 10 strengths), ``targets``, ``clean`` (calibration accuracy),
-    ``clamped`` (name -> 10 bools) and ``curves`` (name -> (grid, accuracy)).
-    """
-    from . import corruptions
-    from .zoo.models import predict_torch
-
-    names = list(corruptions.CORRUPTIONS if names is None else names)
-    unknown = sorted(set(names) - set(corruptions.CORRUPTIONS))
-    if unknown:
-        raise ValueError(f"unknown perturbation(s) {unknown}; valid: {', '.join(corruptions.CORRUPTIONS)}")
-    if points < 2:
-        raise ValueError(f"points must be at least 2, got {points}")
-    labels = np.asarray(labels)
-    clean = float((predict_torch(model, images).argmax(1) == labels).mean())
-    targets = calibration_targets(clean)
-    curves, severity, clamped = {}, {}, {}
-
-    def accuracy_at(name, t):
-        acc = float(
-            (predict_torch(model, corruptions.apply(images, name, t, seed)).argmax(1) == labels).mean()
-        )
-        curves[name][1].append(acc)
-        return acc
-
-    for name in names:
-        grid = np.linspace(*corruptions.GRIDS[name], points)
-        curves[name] = (grid.tolist(), [])
-        severity[name], clamped[name] = corruptions.calibrate(accuracy_at, name, grid, targets, True)
-    return {"severity": severity, "targets": targets, "clean": clean, "clamped": clamped, "curves": curves}
-
-
-def perturbed_predictions(
-    model, images, labels, names, *, severity=None, seed: int = 0, keep=(), progress=None
-):
-    """Softmax outputs of ``model`` on ``images`` under every perturbation at levels 1-10 (§3.2).
-
-    Parameters
-    ----------
-    model : torch.nn.Module
-    images, labels : ndarray
-        The evaluated test images and their classes.
-    names : sequence of str
-        Perturbations.
-    severity : dict, optional
-        Strength table (default :data:`shifteval.corruptions.SEVERITY`).
-    seed : int
-        Seed of the perturbations' randomness.
-    keep : sequence of int
-        Indices of images whose perturbed versions are returned, exactly as the model saw them (the same
-        noise draw as their softmax outputs).
-    progress : tqdm-like, optional
-        Advanced once per perturbation.
-
-    Returns
-    -------
-    probs : dict (name, level) -> ndarray (N, K)
-    accuracy : pandas.DataFrame, perturbations × levels
-    kept : dict (name, level) -> ndarray (len(keep), H, W)
-    """
-    from . import corruptions
-    from .zoo.models import predict_torch
-
-    labels, keep = np.asarray(labels), np.asarray(keep, dtype=int)
-    probs, kept = {}, {}
-    for name in names:
-        for lvl in corruptions.LEVELS:
-            x = corruptions.corrupt(images, name, lvl, seed, severity)
-            probs[name, lvl] = predict_torch(model, x)
-            kept[name, lvl] = x[keep]
-        if progress is not None:
-            progress.update(1)
-    accuracy = pd.DataFrame(
-        {
-            lvl: {n: float((probs[n, lvl].argmax(1) == labels).mean()) for n in names}
-            for lvl in corruptions.LEVELS
-        }
-    )
-    return probs, accuracy, kept
-
-
-def ambiguous_examples(probs, labels, centroids, n: int = 2):
-    """Correctly classified examples whose output lies nearest another class's centroid (§4.3, Figs. 3-4).
-
-    Most ambiguous first; if fewer than ``n`` exist, the correct ones with the smallest margin between
-    the two largest outputs. Returns ``(indices, n_misclustered, n_correct)``.
+    >>> P = np.array([[.8, .1, .1], [.6, .3, .1], [.1, .8, .1], [.2, .7, .1], [.1, .1, .8], [.1, .3, .6]])
+    >>> Y = np.array([0, 0, 1, 1, 2, 2])
+    >>> idx, n_mis, n_ok = ambiguous_examples(P, Y, initial_centroids(P, Y))
+    >>> idx.tolist(), n_mis, n_ok  # none misclustered: the two smallest margins
+    ([1, 5], 0, 6)
     """
     probs = _check_probs(probs)
     labels = _check_labels(labels, len(probs), probs.shape[1])
@@ -464,55 +458,34 @@ def ambiguous_examples(probs, labels, centroids, n: int = 2):
     return order[:n], len(misclustered), int(correct.sum())
 
 
-def row_rank(matrix, i: int, j: int) -> int:
-    """Rank (1 = largest) of the off-diagonal entry ``(i, j)`` within row ``i`` of a K×K matrix."""
+def row_rank(matrix: ArrayLike, i: int, j: int) -> int:
+    """Rank (1 = largest) of the off-diagonal entry ``(i, j)`` within row ``i`` of a K×K matrix.
+
+    Parameters
+    ----------
+    matrix : array_like, shape (K, K)
+        An MLM or confusion-rate matrix.
+    i, j : int
+        Row and column, ``i ≠ j``; the diagonal entry is left out of the ranking.
+
+    Returns
+    -------
+    int
+        1 + the number of off-diagonal entries of row ``i`` strictly larger than ``(i, j)``.
+
+    Raises
+    ------
+    ValueError
+        If ``i == j``.
+
+    Examples
+    --------
+    >>> m = [[9, 0.2, 0.5, 0.3], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]
+    >>> row_rank(m, 0, 2), row_rank(m, 0, 1)
+    (1, 3)
+    """
     m = np.asarray(matrix, dtype=float)
     if i == j:
         raise ValueError("row_rank concerns off-diagonal entries: i must differ from j")
     row = np.delete(m[i], i)
     return int(1 + np.sum(row > m[i, j]))
-
-
-def pooled(probs: dict, labels, names, levels=None):
-    """All perturbed outputs stacked: ``(probs, labels)`` over the given perturbations and levels."""
-    levels = sorted({lvl for _, lvl in probs}) if levels is None else list(levels)
-    keys = [(n, lvl) for n in names for lvl in levels]
-    return np.concatenate([probs[k] for k in keys]), np.tile(np.asarray(labels), len(keys))
-
-
-def confusion_summary(counts, top: int = 3) -> str:
-    """A §4.1-style reading of a confusion matrix of counts, as one sentence.
-
-    Least and most misclassified classes, and the classes the paper discusses (8 and 3) with their most
-    frequent wrong predictions.
-    """
-    cm = np.asarray(counts)
-    k = len(cm)
-    wrong = cm.sum(axis=1) - np.diag(cm)
-    parts = [f"{int(wrong.argmin())} is the least misclassified digit ({int(wrong.min())} errors)",
-             f"{int(wrong.argmax())} the most ({int(wrong.max())})"]  # fmt: skip
-    for c in (8, 3):
-        if c < k:
-            row = np.where(np.arange(k) == c, -1, cm[c])
-            best = [int(j) for j in np.argsort(row, kind="stable")[::-1][:top] if row[j] > 0]
-            parts.append(f"{c} is mostly taken for {', '.join(map(str, best)) or 'nothing'}")
-    return "; ".join(parts)
-
-
-def calibration_record(cal: dict, cal_model, model, calibration_images, test_images, n_fit: int) -> dict:
-    """What the chapter records about a calibration, computed rather than typed.
-
-    How many calibration images equal a test image, whether the calibration model is the evaluated one,
-    sizes, targets, strengths and how many levels were clamped to the grid's ends
-    (see :func:`calibrate_severities`).
-    """
-    return {
-        "images_overlap_evaluation": count_shared_images(calibration_images, test_images),
-        "uses_evaluated_model": same_weights(cal_model, model),
-        "n_calibration_images": len(calibration_images),
-        "n_calibration_model_training_images": int(n_fit),
-        "calibration_clean_accuracy": cal["clean"],
-        "targets": np.asarray(cal["targets"]).tolist(),
-        "severity": cal["severity"],
-        "clamped_levels": {n: int(sum(c)) for n, c in cal["clamped"].items()},
-    }

@@ -8,7 +8,14 @@ torch is imported lazily so that the rest of the library loads without it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    import torch
 
 # --- torch models --------------------------------------------------------------------------------
 
@@ -22,8 +29,29 @@ def _torch():
 torch_module = _torch  # the lazily imported torch module
 
 
-def small_cnn(width: int = 16, depth: int = 2, n_classes: int = 10):
-    """``depth`` blocks of conv3×3 → BN → ReLU (→ max-pool after the first two), 2×2 average pool, linear head."""
+def small_cnn(width: int = 16, depth: int = 2, n_classes: int = 10) -> torch.nn.Module:
+    """``depth`` blocks of conv3×3 → BN → ReLU (→ max-pool after the first two), 2×2 average pool, linear head.
+
+    Parameters
+    ----------
+    width : int
+        Channels of the first block; block ``i`` has ``width · 2^min(i, 2)``.
+    depth : int
+        Number of conv blocks.
+    n_classes : int
+        Outputs of the linear head.
+
+    Returns
+    -------
+    torch.nn.Sequential
+        Maps (B, 1, H, W) images to (B, n_classes) logits.
+
+    Examples
+    --------
+    >>> import torch
+    >>> small_cnn(width=4, depth=3)(torch.zeros(2, 1, 16, 16)).shape
+    torch.Size([2, 10])
+    """
     torch = _torch()
     nn = torch.nn
     layers, channels = [], 1
@@ -37,15 +65,66 @@ def small_cnn(width: int = 16, depth: int = 2, n_classes: int = 10):
     return nn.Sequential(*layers)
 
 
-def focal_loss(logits, target, gamma: float = 2.0):
-    """Focal loss (Lin et al. 2017): cross-entropy down-weighted by ``(1 - p_t)^gamma``."""
+def focal_loss(logits: torch.Tensor, target: torch.Tensor, gamma: float = 2.0) -> torch.Tensor:
+    """Focal loss (Lin et al. 2017): cross-entropy down-weighted by ``(1 - p_t)^gamma``.
+
+    Parameters
+    ----------
+    logits : torch.Tensor, shape (B, K)
+        Unnormalised class scores.
+    target : torch.Tensor of int64, shape (B,)
+        True classes.
+    gamma : float
+        Focusing parameter; 0 gives plain cross-entropy.
+
+    Returns
+    -------
+    torch.Tensor
+        The mean loss over the batch (a scalar).
+
+    Examples
+    --------
+    >>> import torch
+    >>> z, y = torch.tensor([[2.0, 0.0], [0.0, 0.0]]), torch.tensor([0, 1])
+    >>> bool(torch.isclose(focal_loss(z, y, gamma=0.0), torch.nn.functional.cross_entropy(z, y)))
+    True
+    >>> bool(focal_loss(z, y) < focal_loss(z, y, gamma=0.0))
+    True
+    """
     torch = _torch()
     logp = torch.log_softmax(logits, dim=1).gather(1, target[:, None]).squeeze(1)
     return (-((1 - logp.exp()) ** gamma) * logp).mean()
 
 
-def loss_function(name: str, params: dict):
-    """The training loss called ``name``: ``ce``, ``label_smoothing`` (``smoothing``) or ``focal`` (``gamma``)."""
+def loss_function(name: str, params: dict) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+    """The training loss called ``name``: ``ce``, ``label_smoothing`` (``smoothing``) or ``focal`` (``gamma``).
+
+    Parameters
+    ----------
+    name : {"ce", "label_smoothing", "focal"}
+        Cross-entropy, label-smoothed cross-entropy, or :func:`focal_loss`.
+    params : dict
+        ``smoothing`` (default 0.1) for ``label_smoothing``, ``gamma`` (default 2.0) for ``focal``; other
+        keys are ignored.
+
+    Returns
+    -------
+    callable(logits, target) -> torch.Tensor
+        The mean loss over a batch.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``name``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> z, y = torch.tensor([[2.0, 0.0]]), torch.tensor([0])
+    >>> ce, smooth = loss_function("ce", {}), loss_function("label_smoothing", {"smoothing": 0.2})
+    >>> bool(smooth(z, y) > ce(z, y)), round(float(loss_function("focal", {"gamma": 0})(z, y)), 4)
+    (True, 0.1269)
+    """
     torch = _torch()
     if name == "ce":
         return torch.nn.CrossEntropyLoss()
@@ -57,13 +136,38 @@ def loss_function(name: str, params: dict):
     raise ValueError(f"unknown loss {name!r}; valid: ce, label_smoothing, focal")
 
 
-def paper_cnn(side: int = 28, n_classes: int = 10):
+def paper_cnn(side: int = 28, n_classes: int = 10) -> torch.nn.Module:
     """The CNN of the MLM paper (Sikar et al., §3.1), sized for ``side``×``side`` inputs in [0, 1].
 
     conv 3×3 (16, padding 1) → ReLU → max-pool 2 → conv 3×3 (32, padding 1) → ReLU → max-pool 2 →
     FC 128 → ReLU → FC 10 (logits; log-softmax is applied by the loss). Inputs are normalised to
     mean 0.5, standard deviation 0.5 inside the model, as the paper's preprocessing did. For 28×28 this
     has the paper's 206,922 parameters.
+
+    Parameters
+    ----------
+    side : int
+        Image side in pixels (at least 4).
+    n_classes : int
+        Outputs of the last layer.
+
+    Returns
+    -------
+    torch.nn.Sequential
+        Maps (B, 1, side, side) images to (B, n_classes) logits.
+
+    Raises
+    ------
+    ValueError
+        If ``side < 4``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> sum(p.numel() for p in paper_cnn().parameters())
+    206922
+    >>> paper_cnn(8)(torch.zeros(3, 1, 8, 8)).shape
+    torch.Size([3, 10])
     """
     torch = _torch()
     nn = torch.nn
@@ -78,8 +182,25 @@ def paper_cnn(side: int = 28, n_classes: int = 10):
     )  # fmt: skip
 
 
-def normalise(mean: float, std: float):
-    """A module computing ``(x - mean) / std`` (preprocessing inside the network)."""
+def normalise(mean: float, std: float) -> torch.nn.Module:
+    """A module computing ``(x - mean) / std`` (preprocessing inside the network).
+
+    Parameters
+    ----------
+    mean, std : float
+        Subtracted, then divided by.
+
+    Returns
+    -------
+    torch.nn.Module
+        Without parameters.
+
+    Examples
+    --------
+    >>> import torch
+    >>> normalise(0.5, 0.5)(torch.tensor([0.0, 0.5, 1.0])).tolist()
+    [-1.0, 0.0, 1.0]
+    """
     torch = _torch()
 
     class Normalise(torch.nn.Module):
@@ -90,9 +211,9 @@ def normalise(mean: float, std: float):
 
 
 def fit_torch(
-    model,
-    x_train,
-    y_train,
+    model: torch.nn.Module,
+    x_train: ArrayLike,
+    y_train: ArrayLike,
     *,
     epochs: int,
     batch_size: int,
@@ -101,18 +222,22 @@ def fit_torch(
     optimizer: str = "adamw",
     weight_decay: float = 1e-4,
     lr_decay: float = 0.7,
-    loss=None,
-    step_loss=None,
-    progress=None,
-):
+    loss: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
+    step_loss: Callable[..., torch.Tensor] | None = None,
+    progress: Any = None,
+) -> torch.nn.Module:
     """Train ``model`` on (N, H, W) images; the one training loop of the project.
 
     Parameters
     ----------
     model : torch.nn.Module
-    x_train : ndarray, shape (N, H, W)
-    y_train : ndarray, shape (N,)
+        Trained in place; maps (B, 1, H, W) to logits (or whatever ``step_loss`` expects).
+    x_train : array_like, shape (N, H, W)
+        Training images.
+    y_train : array_like, shape (N,)
+        Their classes.
     epochs, batch_size : int
+        Passes over the data, and images per step.
     lr : float
         Peak (``adamw``: one-cycle schedule) or initial (``sgd``: multiplied by ``lr_decay`` after every
         epoch) learning rate.
@@ -120,12 +245,35 @@ def fit_torch(
         Seed of initialisation-independent randomness: batch order and anything ``step_loss`` draws.
     optimizer : {"adamw", "sgd"}
         AdamW with a one-cycle schedule, or SGD (momentum 0.9) with per-epoch exponential decay.
+    weight_decay : float
+        The optimiser's weight decay.
+    lr_decay : float
+        Per-epoch learning-rate factor (``sgd`` only).
     loss : callable(logits, target), optional
         Defaults to cross-entropy.
     step_loss : callable(model, xb, yb, generator) -> loss, optional
         Replaces ``loss(model(xb), yb)`` for multi-task training.
     progress : tqdm-like, optional
         Advanced once per epoch.
+
+    Returns
+    -------
+    torch.nn.Module
+        ``model`` itself, in eval mode.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``optimizer``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> _ = torch.manual_seed(0)
+    >>> x, y = np.random.default_rng(0).random((16, 8, 8)), np.arange(16) % 2
+    >>> m = fit_torch(small_cnn(4, 1, 2), x, y, epochs=2, batch_size=8, lr=1e-2, seed=0, optimizer="sgd")
+    >>> m.training, predict_torch(m, x).shape
+    (False, (16, 2))
     """
     torch = _torch()
     gen = torch.Generator().manual_seed(int(seed))
@@ -162,8 +310,31 @@ def fit_torch(
     return model
 
 
-def predict_torch(model, images, batch: int = 1024) -> np.ndarray:
-    """Softmax probabilities of a torch model on (N, H, W) images."""
+def predict_torch(model: torch.nn.Module, images: ArrayLike, batch: int = 1024) -> np.ndarray:
+    """Softmax probabilities of a torch model on (N, H, W) images.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        Maps (B, 1, H, W) images to logits; call it in eval mode.
+    images : array_like, shape (N, H, W)
+        The images.
+    batch : int
+        Images per forward pass.
+
+    Returns
+    -------
+    ndarray of float32, shape (N, K)
+        Rows sum to 1 (softmax taken in float64).
+
+    Examples
+    --------
+    >>> import torch
+    >>> _ = torch.manual_seed(0)
+    >>> p = predict_torch(paper_cnn(8).eval(), np.zeros((5, 8, 8)), batch=2)
+    >>> p.shape, p.dtype.name, bool(np.allclose(p.sum(axis=1), 1, atol=1e-6))
+    ((5, 10), 'float32', True)
+    """
     torch = _torch()
     out = []
     with torch.inference_mode():

@@ -9,7 +9,8 @@ representation of that set; Zhu et al. first remove the images an energy-based O
 - :mod:`.metadataset` — §3.3 meta-dataset (six transformations) and the unseen ones of §4.4;
 - :mod:`.energy` — §3.4-3.5 energy and threshold, and the outlier-exposure detector (Liu et al., Eq. 9);
 - :mod:`.estimators` — AutoEval and every baseline;
-- :mod:`.protocol` — data, held-out pools, mixing, the RMSE tables and sweeps;
+- :mod:`.pools` — data, held-out pools, ID sources and the unseen transformations;
+- :mod:`.protocol` — mixing, the RMSE tables and sweeps (re-exporting :mod:`.pools`);
 - :mod:`.backbone` — preparation and caching (I/O only);
 - :mod:`.streams` — every random stream from one seed.
 

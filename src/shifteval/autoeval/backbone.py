@@ -9,15 +9,22 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..utils import cache as caching
 from .energy import train_detector
-from .estimators import fit
+from .estimators import AutoEval, fit
 from .metadataset import meta_dataset
 from .network import Outputs, _torch, compute_outputs, feature_net, train_feature_net
 from .streams import stream_seed
+
+if TYPE_CHECKING:
+    import torch
+
+    from .pools import Pools
 
 #: The modules whose code is part of a cached backbone's key.
 
@@ -67,8 +74,28 @@ def _split(values, lengths):
     return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=False)]
 
 
-def state_bytes(model) -> np.ndarray:
-    """A torch model's weights as bytes (``torch.save`` of its state dict), for caches and cache keys."""
+def state_bytes(model: torch.nn.Module) -> np.ndarray:
+    """A torch model's weights as bytes (``torch.save`` of its state dict), for caches and cache keys.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        Any torch model.
+
+    Returns
+    -------
+    ndarray of uint8
+        The serialised state dict; ``torch.load`` of its bytes restores the weights.
+
+    Examples
+    --------
+    >>> import io, torch
+    >>> m = torch.nn.Linear(2, 1)
+    >>> data = state_bytes(m)
+    >>> state = torch.load(io.BytesIO(data.tobytes()), weights_only=True)
+    >>> data.dtype.name, sorted(state), bool(torch.equal(state["weight"], m.weight))
+    ('uint8', ['bias', 'weight'], True)
+    """
     buf = io.BytesIO()
     _torch().save(model.state_dict(), buf)
     return np.frombuffer(buf.getvalue(), dtype=np.uint8)
@@ -79,9 +106,10 @@ def _load_state(model, data: np.ndarray):
     return model.eval()
 
 
-def prepare_backbone(arch: str, x_train, y_train, meta_pool, meta_val_pool, *, epochs: int, n_sets: int,
-                     n_val_sets: int, set_size: int, seed: int = 0, outliers=None, detector=None,
-                     detector_epochs: int = 10, detector_lr: float = 1e-2, cache=None,
+def prepare_backbone(arch: str, x_train: ArrayLike, y_train: ArrayLike, meta_pool: tuple,
+                     meta_val_pool: tuple, *, epochs: int, n_sets: int, n_val_sets: int, set_size: int,
+                     seed: int = 0, outliers: ArrayLike | None = None, detector: torch.nn.Module | None = None,
+                     detector_epochs: int = 10, detector_lr: float = 1e-2, cache: str | Path | None = None,
                      progress: bool = True) -> Backbone:  # fmt: skip
     """Train a feature network and compute its outputs on the training set and on every meta-set.
 
@@ -91,6 +119,60 @@ def prepare_backbone(arch: str, x_train, y_train, meta_pool, meta_val_pool, *, e
     as given; otherwise, with ``outliers``, it is fine-tuned from this network with outlier exposure
     (:func:`shifteval.autoeval.energy.train_detector`). With ``cache`` (a folder), weights and outputs are
     stored under a key of every input and of the code, and reused.
+
+    Parameters
+    ----------
+    arch : str
+        :func:`~shifteval.autoeval.network.feature_net` architecture.
+    x_train, y_train : array_like, shapes (N, S, S) and (N,)
+        The classifier's training set.
+    meta_pool, meta_val_pool : (images, labels)
+        Pools of the training and validation meta-sets.
+    epochs : int
+        Training epochs.
+    n_sets, n_val_sets, set_size : int
+        Numbers of training and validation meta-sets, and images per meta-set (validation meta-sets: at
+        most the pool's size).
+    seed : int
+        The chapter's seed (streams ``classifier``, ``detector``, ``meta_train``, ``meta_val``).
+    outliers : array_like, shape (M, S, S), optional
+        Auxiliary outliers for outlier exposure.
+    detector : torch.nn.Module, optional
+        A detector trained before, used as given.
+    detector_epochs : int
+        Outlier-exposure epochs.
+    detector_lr : float
+        Outlier-exposure learning rate.
+    cache : path, optional
+        Folder of cached backbones.
+    progress : bool
+        Show progress bars.
+
+    Returns
+    -------
+    Backbone
+        ``val_pool`` is ``None`` (set by :func:`prepare`).
+
+    Raises
+    ------
+    ValueError
+        For malformed images or meta-set sizes (:func:`~shifteval.autoeval.metadataset.meta_dataset`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> rng = np.random.default_rng(0)
+    >>> def split(n):  # n random 8×8 "digits"
+    ...     return rng.random((n, 8, 8)).astype(np.float32), np.arange(n) % 10
+    >>> fit_set, meta, val = split(16), split(12), split(12)
+    >>> kw = dict(epochs=1, n_sets=2, n_val_sets=2, set_size=6, progress=False)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     bb = prepare_backbone("cnn", *fit_set, meta, val, cache=d, **kw)
+    ...     again = prepare_backbone("cnn", *fit_set, meta, val, cache=d, **kw)  # read from the cache
+    >>> len(bb.meta_train), bb.meta_val[0].logits.shape, bb.train.features.shape
+    (2, (6, 10), (16, 64))
+    >>> bool((state_bytes(again.model) == state_bytes(bb.model)).all())
+    True
     """
     from tqdm import tqdm
 
@@ -155,13 +237,27 @@ def prepare_backbone(arch: str, x_train, y_train, meta_pool, meta_val_pool, *, e
     return Backbone(arch, model, train, meta, meta_labels, val, val_labels, detector)
 
 
-def prepare(arch: str, epochs: int, pools, images: dict, *, n_sets: int, n_val_sets: int, set_size: int,
-            seed: int = 0, outliers=None, detector=None, detector_epochs: int = 10, detector_lr: float = 1e-2,
-            cache=None):  # fmt: skip
+def prepare(arch: str, epochs: int, pools: Pools, images: dict, *, n_sets: int, n_val_sets: int, set_size: int,
+            seed: int = 0, outliers: ArrayLike | None = None, detector: torch.nn.Module | None = None,
+            detector_epochs: int = 10, detector_lr: float = 1e-2,
+            cache: str | Path | None = None) -> tuple[Backbone, AutoEval, dict]:  # fmt: skip
     """Train a backbone (:func:`prepare_backbone`), fit AutoEval and the baselines, compute all outputs.
 
     The backbone learns ``pools.fit``; the validation pool is DoC/ATC's held-out ID data; outputs are
     computed on every image set.
+
+    Parameters
+    ----------
+    arch : str
+        :func:`~shifteval.autoeval.network.feature_net` architecture.
+    epochs : int
+        Training epochs.
+    pools : Pools
+        From :func:`shifteval.autoeval.pools.training_pools`.
+    images : dict of str -> ndarray (N, S, S)
+        The test image sets.
+    n_sets, n_val_sets, set_size, seed, outliers, detector, detector_epochs, detector_lr, cache
+        As in :func:`prepare_backbone`.
 
     Returns
     -------
@@ -169,6 +265,25 @@ def prepare(arch: str, epochs: int, pools, images: dict, *, n_sets: int, n_val_s
     estimator : AutoEval
     outputs : dict of str -> Outputs
         ``images``' outputs (the validation pool's are ``backbone.val_pool``).
+
+    Raises
+    ------
+    ValueError
+        As :func:`prepare_backbone` and :func:`shifteval.autoeval.estimators.fit`.
+
+    Examples
+    --------
+    Fitting AutoEval's five-layer MLP for every candidate penalty takes seconds even on a toy setup, so
+    the call is not run here:
+
+    >>> from shifteval.autoeval.pools import Pools
+    >>> rng = np.random.default_rng(0)
+    >>> def split(n):  # n random 8×8 "digits"
+    ...     return rng.random((n, 8, 8)).astype(np.float32), np.arange(n) % 10
+    >>> pools, tests = Pools(split(16), split(12), split(12)), {"v1": split(6)[0]}
+    >>> bb, est, outs = prepare("cnn", 1, pools, tests, n_sets=2, n_val_sets=2, set_size=6)  # doctest: +SKIP
+    >>> sorted(outs), outs["v1"].logits.shape, bb.val_pool.logits.shape  # doctest: +SKIP
+    (['v1'], (6, 10), (12, 10))
     """
     bb = prepare_backbone(arch, *pools.fit, pools.meta, pools.val, epochs=epochs, n_sets=n_sets,
                           n_val_sets=n_val_sets, set_size=set_size, seed=seed, outliers=outliers,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -10,14 +11,36 @@ from scipy.special import logsumexp
 
 from .network import check_images, compute_outputs
 
+if TYPE_CHECKING:
+    import torch
+
 
 def energy(logits: ArrayLike, temperature: float = 1.0) -> NDArray[np.float64]:
     """Energy score E(x) = −T·logsumexp(f(x)/T) (§3.4; Liu et al. 2020, Eq. 1): low for ID inputs.
+
+    Parameters
+    ----------
+    logits : array_like, shape (N, K)
+        The network's logits f(x).
+    temperature : float
+        T > 0.
+
+    Returns
+    -------
+    ndarray, shape (N,)
+        One energy per input.
+
+    Raises
+    ------
+    ValueError
+        If ``temperature`` is not positive.
 
     Examples
     --------
     >>> bool(np.isclose(energy([[0.0, 0.0]])[0], -np.log(2)))
     True
+    >>> energy([[10.0, -10.0], [0.0, 0.0]]).round(3).tolist()  # a confident input has lower energy
+    [-10.0, -0.693]
     """
     if temperature <= 0:
         raise ValueError(f"temperature must be positive, got {temperature}")
@@ -25,24 +48,73 @@ def energy(logits: ArrayLike, temperature: float = 1.0) -> NDArray[np.float64]:
 
 
 def energy_threshold(train_energies: ArrayLike, percentile: float = 99.5) -> float:
-    """τ = the ``percentile``-th percentile of the training set's energies (§3.5)."""
+    """τ = the ``percentile``-th percentile of the training set's energies (§3.5).
+
+    Parameters
+    ----------
+    train_energies : array_like, shape (N,)
+        Energies of the classifier's training images.
+    percentile : float
+        In (0, 100]; images with energy ≤ τ are judged ID.
+
+    Returns
+    -------
+    float
+        τ (``numpy.percentile``, linear interpolation).
+
+    Raises
+    ------
+    ValueError
+        If ``percentile`` is not in (0, 100].
+
+    Examples
+    --------
+    >>> energy_threshold(np.arange(101.0), 99.5), energy_threshold([1.0, 3.0], 50)
+    (99.5, 2.0)
+    """
     if not 0 < percentile <= 100:
         raise ValueError(f"threshold percentile must be in (0, 100], got {percentile}")
     return float(np.percentile(train_energies, percentile))
 
 
-def default_margins(model, images: ArrayLike) -> tuple[float, float]:
+def default_margins(model: torch.nn.Module, images: ArrayLike) -> tuple[float, float]:
     """(m_in, m_out) read off ``model``'s own energies on its training images.
 
     Their 25th and 99th percentiles. Liu et al. use −25 and −7 for a WideResNet on CIFAR-10; energies
     scale with the network.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A :func:`~shifteval.autoeval.network.feature_net`, in eval mode.
+    images : array_like, shape (N, S, S)
+        Its training images.
+
+    Returns
+    -------
+    m_in, m_out : float
+        ``m_in ≤ m_out``.
+
+    Raises
+    ------
+    ValueError
+        If ``images`` is not a non-empty (N, S, S) stack with S ≥ 8.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from shifteval.autoeval.network import feature_net
+    >>> _ = torch.manual_seed(0)
+    >>> m_in, m_out = default_margins(feature_net(width=4).eval(), np.random.default_rng(0).random((6, 8, 8)))
+    >>> m_in <= m_out
+    True
     """
     e = energy(compute_outputs(model, images).logits)
     return float(np.percentile(e, 25)), float(np.percentile(e, 99))
 
 
 def train_detector(
-    model,
+    model: torch.nn.Module,
     images: ArrayLike,
     labels: ArrayLike,
     outliers: ArrayLike,
@@ -56,8 +128,8 @@ def train_detector(
     momentum: float = 0.9,
     weight_decay: float = 5e-4,
     seed: int = 0,
-    progress=None,
-):
+    progress: Any = None,
+) -> torch.nn.Module:
     """The OOD detector of Zhu et al. (§4.2): a copy of ``model`` fine-tuned with outlier exposure.
 
     Fine-tuned as Liu et al.'s reference code does (``wetliu/energy_ood``, ``CIFAR/train.py``,
@@ -75,7 +147,7 @@ def train_detector(
     ----------
     model : torch.nn.Module
         The trained classifier (:func:`shifteval.autoeval.network.train_feature_net`).
-    images, labels
+    images, labels : array_like, shapes (N, S, S) and (N,)
         Its training set.
     outliers : array (M, S, S)
         Auxiliary outliers (:func:`shifteval.datasets.ood.auxiliary_outliers`), disjoint from every test
@@ -92,11 +164,31 @@ def train_detector(
         λ = 0.1.
     seed : int
         Seeds batch and outlier order.
+    progress : tqdm-like, optional
+        Advanced once per epoch.
 
     Returns
     -------
     torch.nn.Module
         The detector, in evaluation mode.
+
+    Raises
+    ------
+    ValueError
+        For malformed images or outliers, a non-positive ``epochs``, ``batch_size`` or ``outlier_ratio``,
+        or margins with ``m_in ≥ m_out``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from shifteval.autoeval.network import feature_net
+    >>> _ = torch.manual_seed(0)
+    >>> rng = np.random.default_rng(0)
+    >>> model = feature_net(width=4).eval()
+    >>> x, y, aux = rng.random((8, 8, 8)), np.arange(8) % 10, rng.random((16, 8, 8))
+    >>> det = train_detector(model, x, y, aux, epochs=1, batch_size=8, margins=(-5.0, -1.0))
+    >>> det is model, det.training
+    (False, False)
     """
     import torch
 
@@ -150,10 +242,20 @@ def train_detector(
 def auroc(id_energies: ArrayLike, ood_energies: ArrayLike) -> float:
     """Area under the ROC curve for telling OOD (high energy) from ID images; 1 = perfect, 0.5 = chance.
 
+    Parameters
+    ----------
+    id_energies, ood_energies : array_like
+        Energies of the ID images (negatives) and of the OOD images (positives).
+
+    Returns
+    -------
+    float
+        In [0, 1].
+
     Examples
     --------
-    >>> auroc([0.0, 1.0], [2.0, 3.0])
-    1.0
+    >>> auroc([0.0, 1.0], [2.0, 3.0]), auroc([0.0, 2.0], [1.0, 3.0])
+    (1.0, 0.75)
     """
     from sklearn.metrics import roc_auc_score
 

@@ -54,6 +54,16 @@ METHOD_LABELS = {
 def rmse(predicted: ArrayLike, actual: ArrayLike) -> float:
     """Root mean squared error in accuracy points (×100).
 
+    Parameters
+    ----------
+    predicted, actual : array_like
+        Estimated and true accuracies, as fractions.
+
+    Returns
+    -------
+    float
+        ``100 · sqrt(mean((predicted − actual)²))``.
+
     Examples
     --------
     >>> round(rmse([0.5, 0.7], [0.5, 0.6]), 6)
@@ -66,7 +76,23 @@ def rmse(predicted: ArrayLike, actual: ArrayLike) -> float:
 def fit_temperature(logits: ArrayLike, labels: ArrayLike) -> float:
     """Temperature scaling (Guo et al. 2017), as ATC calibrates first (Garg et al. 2022, §3).
 
-    Returns the T in [0.05, 20] minimising the negative log-likelihood of ``softmax(logits / T)``.
+    Parameters
+    ----------
+    logits : array_like, shape (N, K)
+        Held-out ID logits.
+    labels : array_like, shape (N,)
+        Their true classes.
+
+    Returns
+    -------
+    float
+        The T in [0.05, 20] minimising the negative log-likelihood of ``softmax(logits / T)``.
+
+    Examples
+    --------
+    >>> # right 3 times in 4 with logit gap 1: calibrated when sigmoid(1 / T) = 3/4, i.e. T = 1 / ln 3
+    >>> round(fit_temperature([[1.0, 0.0]] * 4, [0, 0, 0, 1]), 3), round(float(1 / np.log(3)), 3)
+    (0.91, 0.91)
     """
     z, y = np.asarray(logits, float), np.asarray(labels)
 
@@ -77,13 +103,43 @@ def fit_temperature(logits: ArrayLike, labels: ArrayLike) -> float:
 
 
 def negative_entropy(logits: ArrayLike, temperature: float = 1.0) -> np.ndarray:
-    """ATC's score Σ_k p_k log p_k of ``softmax(logits / T)`` (≤ 0; 0 for a one-hot prediction)."""
+    """ATC's score Σ_k p_k log p_k of ``softmax(logits / T)`` (≤ 0; 0 for a one-hot prediction).
+
+    Parameters
+    ----------
+    logits : array_like, shape (N, K)
+        The classifier's logits.
+    temperature : float
+        T, e.g. from :func:`fit_temperature`.
+
+    Returns
+    -------
+    ndarray, shape (N,)
+        Between −log K (uniform) and 0.
+
+    Examples
+    --------
+    >>> negative_entropy([[0.0, 0.0], [100.0, 0.0]]).round(4).tolist()
+    [-0.6931, -0.0]
+    """
     logp = log_softmax(np.asarray(logits, float) / temperature, axis=1)
     return (np.exp(logp) * logp).sum(axis=1)
 
 
 def atc_threshold(scores: ArrayLike, correct: ArrayLike) -> float:
     """ATC (Garg et al. 2022, Eq. 1): the threshold t with share(score < t) = error rate on held-out ID data.
+
+    Parameters
+    ----------
+    scores : array_like, shape (N,)
+        Held-out ID scores (:func:`negative_entropy`).
+    correct : array_like of bool, shape (N,)
+        Whether each was classified correctly.
+
+    Returns
+    -------
+    float
+        The error-rate quantile of ``scores`` (their minimum when there is no error).
 
     Examples
     --------
@@ -106,15 +162,33 @@ def fill_missing_classes(
     ----------
     inside : Outputs
         The test set's images judged ID.
-    support, support_labels
+    support : Outputs
         Labeled held-out ID images (the validation pool).
+    support_labels : array_like
+        Their classes.
     per_class : int
+        Images added per class present in ``support_labels`` (drawn without replacement).
     rng : numpy.random.Generator
+        Draws the added images.
 
     Returns
     -------
     Outputs
         ``inside`` followed by the added images.
+
+    Raises
+    ------
+    ValueError
+        If ``per_class`` is negative (or exceeds a class's images).
+
+    Examples
+    --------
+    >>> from shifteval.autoeval.network import Outputs
+    >>> inside = Outputs(np.zeros((2, 3)), np.zeros((2, 2)))
+    >>> support = Outputs(np.arange(18.0).reshape(6, 3), np.ones((6, 2)))
+    >>> out = fill_missing_classes(inside, support, [0, 0, 1, 1, 2, 2], 1, np.random.default_rng(0))
+    >>> len(out), out.logits[2:, 0].tolist()  # one image of each class
+    (5, [3.0, 9.0, 15.0])
     """
     labels = np.asarray(support_labels)
     if per_class < 0:
@@ -192,9 +266,9 @@ def fit(
     val_outputs: Outputs,
     val_labels: ArrayLike,
     *,
-    hidden=(128, 64, 32, 16),
-    alphas=(1.0, 1e-3, 1e-2, 0.1, 10.0),
-    val_meta=None,
+    hidden: tuple[int, ...] = (128, 64, 32, 16),
+    alphas: tuple[float, ...] = (1.0, 1e-3, 1e-2, 0.1, 10.0),
+    val_meta: tuple[list, list] | None = None,
     seed: int = 0,
 ) -> AutoEval:
     """Fit AutoEval (§3.2-3.3) and the baselines.
@@ -204,9 +278,10 @@ def fit(
     meta_outputs : list of Outputs
         The classifier's outputs on each training meta-set (with ``rotation_correct`` for rotation).
     meta_labels : list of ndarray
+        Each meta-set's true classes.
     train_outputs : Outputs
         On the classifier's training set: the reference statistics and energies.
-    val_outputs, val_labels
+    val_outputs, val_labels : Outputs, array_like
         Held-out untransformed ID images (DoC, ATC), disjoint in base digit from the training set.
     hidden : tuple of int
         The MLP's hidden layers (four: five fully connected layers as in the paper's regressor).
@@ -220,6 +295,27 @@ def fit(
     Returns
     -------
     AutoEval
+        With every baseline fitted.
+
+    Raises
+    ------
+    ValueError
+        With fewer than two meta-sets, or not one label array per meta-set.
+
+    Examples
+    --------
+    >>> from shifteval.autoeval.network import Outputs
+    >>> rng = np.random.default_rng(0)
+    >>> def outs(n, shift):
+    ...     return Outputs(rng.normal(size=(n, 3)), rng.normal(shift, 1, (n, 2)), rng.random(n) < 0.5)
+    >>> metas = [outs(20, s) for s in (0.0, 0.5, 1.0, 1.5)]
+    >>> labels = [rng.integers(0, 3, 20) for _ in metas]
+    >>> val, val_labels = outs(30, 0.0), rng.integers(0, 3, 30)
+    >>> est = fit(metas, labels, outs(50, 0.0), val, val_labels, hidden=(4,), alphas=(1.0,))
+    >>> est.mlp_alpha, 0.05 <= est.atc_temperature <= 20
+    (1.0, True)
+    >>> sorted(est.estimates(outs(20, 1.0))) == sorted(METHODS)
+    True
     """
     from sklearn.linear_model import LinearRegression
     from sklearn.neural_network import MLPRegressor

@@ -14,7 +14,9 @@ from .streams import stream
 TRANSFORMS = ("contrast", "brightness", "gray_levels", "inversion", "affine", "sharpen")
 
 
-def transform_set(images: ArrayLike, rng: np.random.Generator, p: float = 0.5):
+def transform_set(
+    images: ArrayLike, rng: np.random.Generator, p: float = 0.5
+) -> tuple[NDArray[np.float32], tuple[str, ...]]:
     """One meta-set's transformation (§3.3).
 
     Each of the six is used with probability ``p``, with set-level strengths drawn from ``rng``.
@@ -28,14 +30,27 @@ def transform_set(images: ArrayLike, rng: np.random.Generator, p: float = 0.5):
     Parameters
     ----------
     images : array (N, H, W) in [0, 1]
+        One meta-set's images.
     rng : numpy.random.Generator
+        Draws which transformations are used and their strengths.
     p : float
+        Probability of each transformation.
 
     Returns
     -------
     images : ndarray (N, H, W), float32 in [0, 1]
     used : tuple of str
         The transformations applied, in :data:`TRANSFORMS` order.
+
+    Examples
+    --------
+    >>> x = np.full((3, 16, 16), 0.5)
+    >>> y, used = transform_set(x, np.random.default_rng(0))
+    >>> y.shape, y.dtype.name, bool(0 <= y.min() <= y.max() <= 1), set(used) <= set(TRANSFORMS)
+    ((3, 16, 16), 'float32', True, True)
+    >>> y, used = transform_set(x, np.random.default_rng(0), p=0.0)
+    >>> used, bool((y == x).all())
+    ((), True)
     """
     x = np.array(images, dtype=np.float64)
     used = tuple(t for t in TRANSFORMS if rng.random() < p)
@@ -60,8 +75,44 @@ def transform_set(images: ArrayLike, rng: np.random.Generator, p: float = 0.5):
     return x.astype(np.float32), used
 
 
-def affine(x, rng, max_angle: float, max_scale: float, max_shift: float, max_shear: float = 0.0):
-    """A random rotation, scale, shift and shear per image (about the centre, bilinear, zero fill)."""
+def affine(
+    x: np.ndarray,
+    rng: np.random.Generator,
+    max_angle: float,
+    max_scale: float,
+    max_shift: float,
+    max_shear: float = 0.0,
+) -> np.ndarray:
+    """A random rotation, scale, shift and shear per image (about the centre, bilinear, zero fill).
+
+    Parameters
+    ----------
+    x : ndarray, shape (N, H, W)
+        Images.
+    rng : numpy.random.Generator
+        Draws each image's parameters, uniformly within the bounds.
+    max_angle : float
+        Rotation bound in degrees (±).
+    max_scale : float
+        Relative scale bound (±, e.g. 0.15 for ±15%).
+    max_shift : float
+        Shift bound in pixels (±, per axis).
+    max_shear : float
+        Shear bound (±).
+
+    Returns
+    -------
+    ndarray
+        Same shape and dtype as ``x``.
+
+    Examples
+    --------
+    >>> x = np.random.default_rng(1).random((2, 9, 9))
+    >>> bool(np.allclose(affine(x, np.random.default_rng(0), 0, 0, 0), x))  # all bounds 0: identity
+    True
+    >>> affine(x, np.random.default_rng(0), 30, 0.15, 2.0, 0.2).shape
+    (2, 9, 9)
+    """
     n, h, w = x.shape
     centre = np.array([(h - 1) / 2, (w - 1) / 2])
     out = np.empty_like(x)
@@ -84,6 +135,40 @@ def meta_dataset(
     Set ``i`` samples ``set_size`` images without replacement and transforms them with its own stream
     ``stream(seed, purpose, i)`` (:mod:`shifteval.autoeval.streams`): training (``meta_train``) and
     validation (``meta_val``) meta-sets never share a stream.
+
+    Parameters
+    ----------
+    images : array_like, shape (N, S, S)
+        The source pool, S ≥ 8.
+    labels : array_like, shape (N,)
+        Their classes.
+    n_sets : int
+        Number of meta-sets (at least 2).
+    set_size : int
+        Images per meta-set, 1..N.
+    seed : int
+        The chapter's seed.
+    purpose : str
+        The stream purpose, ``"meta_train"`` or ``"meta_val"``.
+
+    Yields
+    ------
+    images : ndarray of float32, shape (set_size, S, S)
+    labels : ndarray, shape (set_size,)
+    used : tuple of str
+        The transformations applied (:func:`transform_set`).
+
+    Raises
+    ------
+    ValueError
+        For malformed images, ``n_sets < 2``, or ``set_size`` outside 1..N (raised on first iteration).
+
+    Examples
+    --------
+    >>> x = np.random.default_rng(1).random((10, 8, 8))
+    >>> sets = list(meta_dataset(x, np.arange(10), n_sets=3, set_size=4))
+    >>> len(sets), [s[0].shape for s in sets][0], [len(np.unique(s[1])) for s in sets]
+    (3, (4, 8, 8), [4, 4, 4])
     """
     images = check_images(images)
     labels = np.asarray(labels)
@@ -101,7 +186,24 @@ def meta_dataset(
 def cutout(images: ArrayLike, rng: np.random.Generator, size: int | None = None) -> NDArray[np.float32]:
     """Erase one random ``size``×``size`` square per image (the paper's test-time '-A' transform, §4.4).
 
-    By default 3/8 of the image side (6 pixels of 16).
+    Parameters
+    ----------
+    images : array_like, shape (N, H, W)
+        The images.
+    rng : numpy.random.Generator
+        Draws each square's position (always fully inside the image).
+    size : int, optional
+        Side of the square; by default 3/8 of the image side (6 pixels of 16).
+
+    Returns
+    -------
+    ndarray of float32, shape (N, H, W)
+        A copy, the square set to 0.
+
+    Examples
+    --------
+    >>> (cutout(np.ones((2, 16, 16)), np.random.default_rng(0)) == 0).sum(axis=(1, 2)).tolist()
+    [36, 36]
     """
     x = np.array(images, dtype=np.float32)
     n, h, w = x.shape
@@ -119,6 +221,28 @@ def shear_contrast(
     """Shear each image by up to ±``shear`` and scale its contrast by ``contrast``.
 
     The paper's '-B' transform (§4.4), with contrast standing in for hue, which gray images lack.
+
+    Parameters
+    ----------
+    images : array_like, shape (N, H, W)
+        Images in [0, 1].
+    rng : numpy.random.Generator
+        Draws each image's shear.
+    shear : float
+        Shear bound (±).
+    contrast : float
+        Factor applied to each image's deviations from its mean.
+
+    Returns
+    -------
+    ndarray of float32, shape (N, H, W)
+        Clipped to [0, 1].
+
+    Examples
+    --------
+    >>> x = np.tile([0.0, 1.0], (1, 8, 4))  # stripes, mean 0.5
+    >>> np.unique(shear_contrast(x, np.random.default_rng(0), shear=0.0, contrast=0.5)).tolist()
+    [0.25, 0.75]
     """
     x = affine(
         np.asarray(images, dtype=np.float64), rng, max_angle=0, max_scale=0, max_shift=0, max_shear=shear

@@ -8,10 +8,14 @@ from one set of images.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import softmax
+
+if TYPE_CHECKING:
+    import torch
 
 
 def _torch():
@@ -21,7 +25,33 @@ def _torch():
 
 
 def check_images(images: ArrayLike, what: str = "images") -> NDArray[np.float32]:
-    """``images`` as float32 (N, S, S), with a clear error for anything else or an empty set."""
+    """``images`` as float32 (N, S, S), with a clear error for anything else or an empty set.
+
+    Parameters
+    ----------
+    images : array_like
+        Square grayscale images, S ≥ 8.
+    what : str
+        How the error messages name them.
+
+    Returns
+    -------
+    ndarray of float32, shape (N, S, S)
+
+    Raises
+    ------
+    ValueError
+        If ``images`` is not 3-D with square sides of at least 8 pixels, or is empty.
+
+    Examples
+    --------
+    >>> check_images(np.zeros((2, 8, 8), dtype=np.uint8)).dtype.name
+    'float32'
+    >>> check_images(np.zeros((2, 8, 9)), "outliers")
+    Traceback (most recent call last):
+    ...
+    ValueError: outliers must be an (N, S, S) array of square grayscale images (S ≥ 8), got shape (2, 8, 9)
+    """
     images = np.asarray(images, dtype=np.float32)
     if images.ndim != 3 or images.shape[1] < 8 or images.shape[1] != images.shape[2]:
         raise ValueError(
@@ -32,7 +62,7 @@ def check_images(images: ArrayLike, what: str = "images") -> NDArray[np.float32]
     return images
 
 
-def feature_net(arch: str = "cnn", n_classes: int = 10, width: int = 32):
+def feature_net(arch: str = "cnn", n_classes: int = 10, width: int = 32) -> torch.nn.Module:
     """A classifier exposing its penultimate features, with a rotation head (Deng et al. 2021).
 
     Parameters
@@ -42,11 +72,20 @@ def feature_net(arch: str = "cnn", n_classes: int = 10, width: int = 32):
         max-pool after the first two) and global average pooling (2·``width`` features). Any other name is a
         timm architecture created with ``num_classes=0`` (its pooled features).
     n_classes, width : int
+        Classes of the head, and the ``"cnn"``'s base width.
 
     Returns
     -------
     torch.nn.Module
         ``forward(x) -> (logits, features)``; ``rotation`` is a linear 4-way head on the features.
+
+    Examples
+    --------
+    >>> import torch
+    >>> net = feature_net(width=4)
+    >>> logits, features = net(torch.zeros(3, 1, 8, 8))
+    >>> logits.shape, features.shape, net.rotation(features).shape
+    (torch.Size([3, 10]), torch.Size([3, 8]), torch.Size([3, 4]))
     """
     torch = _torch()
     nn = torch.nn
@@ -78,8 +117,28 @@ def feature_net(arch: str = "cnn", n_classes: int = 10, width: int = 32):
     return FeatureNet()
 
 
-def rotate(x, k):
-    """Rotate each image ``x[i]`` (N, 1, H, W) by ``k[i]`` quarter turns."""
+def rotate(x: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """Rotate each image ``x[i]`` (N, 1, H, W) by ``k[i]`` quarter turns.
+
+    Parameters
+    ----------
+    x : torch.Tensor, shape (N, 1, H, W)
+        Square images.
+    k : torch.Tensor of int, shape (N,)
+        Quarter turns (counter-clockwise, :func:`torch.rot90`), 0-3.
+
+    Returns
+    -------
+    torch.Tensor
+        A new tensor; ``x`` is unchanged.
+
+    Examples
+    --------
+    >>> import torch
+    >>> x = torch.arange(8.0).reshape(2, 1, 2, 2)
+    >>> rotate(x, torch.tensor([0, 1]))[:, 0].tolist()
+    [[[0.0, 1.0], [2.0, 3.0]], [[5.0, 7.0], [4.0, 6.0]]]
+    """
     torch = _torch()
     out = x.clone()
     for r in range(1, 4):
@@ -109,23 +168,39 @@ def train_feature_net(
     batch_size: int = 128,
     seed: int = 0,
     width: int = 32,
-    progress=None,
-):
+    progress: Any = None,
+) -> torch.nn.Module:
     """Train :func:`feature_net` jointly on classification and rotation prediction (AdamW, one-cycle).
 
     Parameters
     ----------
     images : array (N, S, S)
+        Training images in [0, 1], S ≥ 8.
     labels : array (N,)
+        Their classes.
     arch, epochs, lr, batch_size, width
         See :func:`feature_net` and :func:`shifteval.zoo.models.fit_torch`.
     seed : int
         Seeds the initialisation and the batch order.
+    progress : tqdm-like, optional
+        Advanced once per epoch.
 
     Returns
     -------
     torch.nn.Module
         In evaluation mode.
+
+    Raises
+    ------
+    ValueError
+        If ``images`` is not a non-empty (N, S, S) stack with S ≥ 8.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> net = train_feature_net(rng.random((8, 8, 8)), np.arange(8), epochs=1, batch_size=8, width=4)
+    >>> net.training, net.dim
+    (False, 8)
     """
     torch = _torch()
     from ..zoo.models import fit_torch
@@ -182,7 +257,11 @@ class Outputs:
 
 
 def compute_outputs(
-    model, images: ArrayLike, batch: int = 1024, rotation: bool = False, detector=None
+    model: torch.nn.Module,
+    images: ArrayLike,
+    batch: int = 1024,
+    rotation: bool = False,
+    detector: torch.nn.Module | None = None,
 ) -> Outputs:
     """Logits and features of ``images`` (N, H, W), in batches.
 
@@ -191,7 +270,9 @@ def compute_outputs(
     model : torch.nn.Module
         A :func:`feature_net`.
     images : array (N, S, S)
+        The images, S ≥ 8.
     batch : int
+        Images per forward pass.
     rotation : bool
         Also whether the rotation head recognises each image turned by ``i mod 4`` quarter turns (image
         ``i``): one rotated copy per image, an unbiased estimate of any random subset's rotation accuracy at
@@ -202,6 +283,23 @@ def compute_outputs(
     Returns
     -------
     Outputs
+        ``rotation_correct`` and ``energy`` are ``None`` unless asked for.
+
+    Raises
+    ------
+    ValueError
+        If ``images`` is not a non-empty (N, S, S) stack with S ≥ 8.
+
+    Examples
+    --------
+    >>> import torch
+    >>> _ = torch.manual_seed(0)
+    >>> net = feature_net(width=4).eval()
+    >>> out = compute_outputs(net, np.zeros((5, 8, 8)), batch=2, rotation=True, detector=net)
+    >>> out.logits.shape, out.features.shape, out.rotation_correct.shape
+    ((5, 10), (5, 8), (5,))
+    >>> bool(np.allclose(out.energy, out.energies())), bool(np.allclose(out.probs.sum(1), 1))
+    (True, True)
     """
     torch = _torch()
     from .energy import energy

@@ -1,12 +1,14 @@
 """The evaluation protocol (§4).
 
-Data and held-out pools, test sets mixed from ID and OOD sources, the RMSE tables, the threshold and
-OOD-share sweeps, detection quality and the bias on clean data.
+Test sets mixed from ID and OOD sources, the RMSE tables, the threshold and OOD-share sweeps, detection
+quality and the bias on clean data. The data and held-out pools are in :mod:`shifteval.autoeval.pools`,
+whose public names are re-exported here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -14,135 +16,17 @@ from numpy.typing import ArrayLike
 
 from .energy import auroc, energy, energy_threshold
 from .estimators import METHODS, AutoEval, rmse
-from .metadataset import cutout, shear_contrast
 from .network import Outputs
-from .streams import stream, stream_seed
-
-
-@dataclass
-class Data:
-    """The labeled splits a chapter draws from and where they come from.
-
-    ``splits`` maps a split name to ``(images, labels)`` (float32 in [0, 1]); ``world`` and
-    ``train_index`` locate the training images in the replication world (``None`` for real data).
-    """
-
-    splits: dict
-    label: str
-    world: object = None
-    train_index: np.ndarray | None = None
-
-
-def load_data(world: dict | None = None, dataset: str | None = None, data_dir=None) -> Data:
-    """Load the replication world or MNIST.
-
-    ``dataset=None``: the world built with the overrides ``world``; ``dataset="mnist"``: MNIST's official
-    idx files in ``data_dir`` (splits ``train`` and ``test``).
-    """
-    if dataset is None:
-        from ..datasets import world as worlds
-
-        w = worlds.build_world(world or {})
-        splits = {
-            s: (w.images[w.split_index(s)].astype(np.float32), w.labels[w.split_index(s)])
-            for s in w.split_names
-        }
-        return Data(splits, f"replication world {w.config.key()}", w, w.split_index("train"))
-    if dataset == "mnist":
-        from ..datasets import real
-
-        if data_dir is None:
-            raise ValueError("dataset 'mnist' needs data_dir: the folder holding MNIST's four idx files")
-        splits = {}
-        for s in ("train", "test"):
-            images, labels = real.load("mnist", data_dir, s)
-            splits[s] = (images.astype(np.float32) / 255.0, labels)
-        return Data(splits, f"MNIST idx files in {data_dir}")
-    raise ValueError(f"dataset must be None (the replication world) or 'mnist', got {dataset!r}")
-
-
-def image_splits(world=None, dataset: str | None = None, data_dir=None):
-    """``(splits, label)`` of :func:`load_data`."""
-    data = load_data(world, dataset, data_dir)
-    return data.splits, data.label
-
-
-@dataclass
-class Pools:
-    """The classifier's training images and two held-out pools, with their counted base-digit overlap.
-
-    ``meta`` feeds the training meta-sets, ``val`` the validation meta-sets and DoC/ATC's held-out data.
-    """
-
-    fit: tuple
-    meta: tuple
-    val: tuple
-    overlap: dict = field(default_factory=dict)
-
-
-def training_pools(data: Data, holdout_fraction: float = 0.3, seed: int = 0) -> Pools:
-    """Split the training split into the classifier's images and two held-out pools.
-
-    For the replication world the split is by *base digit* (:meth:`World.base_disjoint_split`): the world
-    renders each base digit several times, so an image split would hold out renders of digits the
-    classifier trained on. For real data (one image per digit) the split is by image. ``overlap`` counts,
-    per pool, the base digits (real data: identical images) it shares with the classifier's images.
-    """
-    if not 0 < holdout_fraction < 1:
-        raise ValueError(f"holdout_fraction must be in (0, 1), got {holdout_fraction}")
-    x, y = data.splits["train"]
-    shares = [1 - holdout_fraction, holdout_fraction / 2, holdout_fraction / 2]
-    if data.world is not None:
-        w = data.world
-        parts = w.base_disjoint_split("train", shares, seed=stream_seed(seed, "split"))
-        position = {int(g): i for i, g in enumerate(data.train_index)}
-        local = [np.array([position[int(g)] for g in p]) for p in parts]
-        base = w.examples["base_id"].to_numpy()[data.train_index]
-    else:
-        order = stream(seed, "split").permutation(len(x))
-        n_fit, n_meta = int(round(shares[0] * len(x))), int(round(shares[1] * len(x)))
-        local = [np.sort(p) for p in np.split(order, [n_fit, n_fit + n_meta])]
-        base = np.array([hash(img.tobytes()) for img in x])
-    fit_idx, meta_idx, val_idx = local
-    fit_bases = set(base[fit_idx].tolist())
-    overlap = {
-        "meta": len(set(base[meta_idx].tolist()) & fit_bases),
-        "validation": len(set(base[val_idx].tolist()) & fit_bases),
-    }
-    return Pools(*((x[i], y[i]) for i in local), overlap=overlap)
-
-
-def id_source(splits: dict, name: str, seed: int = 0):
-    """Images and labels of an ID source.
-
-    A split (``v1``, ``matchedfrequency``, ``test``, ...), optionally perturbed with
-    ``+<perturbation>@<level>`` (e.g. ``v1+fog@3``, :mod:`shifteval.corruptions`).
-    """
-    from .. import corruptions
-
-    base, _, pert = name.partition("+")
-    if base not in splits:
-        raise ValueError(f"ID source {name!r}: no split {base!r}; splits: {', '.join(splits)}")
-    images, labels = splits[base]
-    if pert:
-        pname, _, level = pert.partition("@")
-        if not level.isdigit():
-            raise ValueError(
-                f"ID source {name!r}: write a perturbation as '+<name>@<level>', e.g. 'v1+fog@3'"
-            )
-        images = corruptions.corrupt(images, pname, int(level), stream_seed(seed, "id_perturbation", name))
-    return np.asarray(images, np.float32), labels
-
-
-def unseen_transforms(images: ArrayLike, base: str, seed: int = 0) -> dict:
-    """The §4.4 test sets with transformations absent from the meta-dataset.
-
-    ``<base>-A (cutout)`` and ``<base>-B (shear + contrast)``, each with its own stream.
-    """
-    return {
-        f"{base}-A (cutout)": cutout(images, stream(seed, "unseen", "cutout")),
-        f"{base}-B (shear + contrast)": shear_contrast(images, stream(seed, "unseen", "shear")),
-    }
+from .pools import (  # noqa: F401  (re-exported: the protocol's data and pools)
+    Data,
+    Pools,
+    id_source,
+    image_splits,
+    load_data,
+    training_pools,
+    unseen_transforms,
+)
+from .streams import stream
 
 
 def mix(
@@ -152,8 +36,21 @@ def mix(
     size: int,
     ood_share: float,
     rng: np.random.Generator,
-):
+) -> tuple[Outputs, float, np.ndarray]:
     """A test set of ``size`` images, ``round(size·ood_share)`` of them OOD (§4.1), without replacement.
+
+    Parameters
+    ----------
+    id_outputs, id_labels : Outputs, array_like
+        The ID source's outputs and labels.
+    ood_outputs : Outputs
+        The OOD source's outputs.
+    size : int
+        Images in the test set.
+    ood_share : float
+        In [0, 1].
+    rng : numpy.random.Generator
+        Draws the images.
 
     Returns
     -------
@@ -162,6 +59,19 @@ def mix(
     truth : float
         Accuracy with every OOD image counted as an error.
     is_ood : ndarray of bool
+
+    Raises
+    ------
+    ValueError
+        If ``ood_share`` is not in [0, 1] or a source has too few images.
+
+    Examples
+    --------
+    >>> z = np.eye(3)[[0, 1, 2, 0]]
+    >>> id_out, ood_out = Outputs(z, z), Outputs(z, z)
+    >>> out, truth, is_ood = mix(id_out, [0, 1, 0, 0], ood_out, 4, 0.5, np.random.default_rng(0))
+    >>> len(out), is_ood.tolist(), truth <= 0.5  # the 2 OOD images count as errors
+    (4, [False, False, True, True], True)
     """
     if not 0 <= ood_share <= 1:
         raise ValueError(f"ood_share must be in [0, 1], got {ood_share}")
@@ -190,8 +100,8 @@ def evaluate(
     percentile: float,
     repeats: int,
     seed: int = 0,
-    ids=None,
-    oods=None,
+    ids: Sequence[str] | None = None,
+    oods: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Every method's estimate and the truth on test sets mixed from every ID × OOD source pair (§4.1).
 
@@ -199,6 +109,48 @@ def evaluate(
     ``ood_outputs`` without labels. Test set ``r`` of pair ``(i, j)`` at this share has its own stream.
     Each row also has ``id_excluded`` (share of ID images the detector removed) and ``ood_kept`` (share of
     OOD images it let through): the two error sources of the paper's Figure 3.
+
+    Parameters
+    ----------
+    est : AutoEval
+        The fitted estimators.
+    id_outputs, id_labels, ood_outputs : dict of str -> Outputs / labels / Outputs
+        Outputs and labels per source.
+    set_size, ood_share, repeats : int, float, int
+        Images per test set, the OOD share (:func:`mix`) and test sets per pair.
+    percentile : float
+        The energy threshold's percentile (:func:`shifteval.autoeval.energy.energy_threshold`).
+    seed : int
+        The chapter's seed (stream ``test_mix``).
+    ids, oods : sequence of str, optional
+        The sources to pair.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per test set: ``id``, ``ood``, ``repeat``, ``truth``, each method, ``id_excluded``,
+        ``ood_kept``.
+
+    Raises
+    ------
+    ValueError
+        If a source lacks outputs or labels.
+
+    Examples
+    --------
+    >>> from sklearn.dummy import DummyRegressor
+    >>> from shifteval.autoeval.representation import Reference
+    >>> c = DummyRegressor(strategy="constant", constant=0.8).fit([[0.0]], [0.8])  # AutoEval says 0.8
+    >>> est = AutoEval(Reference(np.zeros(2), np.eye(2), np.zeros(9)), c, c, (0.0, 0.0), 1.0, 1.0, 1.0, -1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> def outs(e):  # 40 images, all with energy e (the threshold τ is 0)
+    ...     return Outputs(rng.normal(size=(40, 3)), rng.normal(size=(40, 2)), rng.random(40) < 0.5, np.full(40, e))
+    >>> v1, noise = outs(-1.0), outs(1.0)
+    >>> y = v1.logits.argmax(1)  # v1's labels: every ID image classified correctly
+    >>> f = evaluate(est, {"v1": v1}, {"v1": y}, {"noise": noise}, set_size=20, ood_share=0.25,
+    ...              percentile=99.5, repeats=2)
+    >>> f[["truth", "autoeval", "autoeval_energy_ood", "id_excluded", "ood_kept"]].round(6).values.tolist()[0]
+    [0.75, 0.8, 0.6, 0.0, 0.0]
     """
     ids = [s for s in id_outputs if s in id_labels] if ids is None else list(ids)
     oods = [s for s in ood_outputs if s not in id_labels] if oods is None else list(oods)
@@ -231,8 +183,31 @@ def evaluate(
     return pd.DataFrame(rows)
 
 
-def rmse_table(frame: pd.DataFrame, methods=METHODS, by=("id", "ood")) -> pd.DataFrame:
-    """RMSE (points) per group (index ``"<id> + <ood>"``) and method, plus an ``all sets`` row."""
+def rmse_table(
+    frame: pd.DataFrame, methods: Sequence[str] = METHODS, by: Sequence[str] = ("id", "ood")
+) -> pd.DataFrame:
+    """RMSE (points) per group (index ``"<id> + <ood>"``) and method, plus an ``all sets`` row.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        From :func:`evaluate` (``truth`` and a column per method).
+    methods : sequence of str
+        Methods to tabulate (those absent from ``frame`` are skipped).
+    by : sequence of str
+        The grouping columns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Groups × methods.
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"id": ["a", "a", "b"], "ood": "x", "truth": [0.5, 0.5, 0.9], "doc": [0.6, 0.4, 0.9]})
+    >>> rmse_table(f).round(2)["doc"].to_dict()
+    {'a + x': 10.0, 'b + x': 0.0, 'all sets': 8.16}
+    """
     methods = [m for m in methods if m in frame]
     rows = {
         " + ".join(map(str, key)): {m: rmse(g[m], g["truth"]) for m in methods}
@@ -242,11 +217,46 @@ def rmse_table(frame: pd.DataFrame, methods=METHODS, by=("id", "ood")) -> pd.Dat
     return pd.DataFrame(rows).T
 
 
-def threshold_sweep(est: AutoEval, outputs: dict, id_labels: dict, percentiles, **mixing) -> pd.DataFrame:
+def threshold_sweep(
+    est: AutoEval, outputs: dict, id_labels: dict, percentiles: Sequence[float], **mixing: Any
+) -> pd.DataFrame:
     """The paper's Figure 3: the two error sources and the RMSE per threshold percentile.
 
     Per percentile: the share of ID images excluded, of OOD images kept, and the RMSE of the OOD-aware
     estimate (one test set per pair).
+
+    Parameters
+    ----------
+    est : AutoEval
+        The fitted estimators.
+    outputs : dict of str -> Outputs
+        Every source; those with labels in ``id_labels`` are ID, the others OOD.
+    id_labels : dict of str -> labels
+        Labels of the ID sources.
+    percentiles : sequence of float
+        Threshold percentiles.
+    **mixing
+        ``set_size``, ``ood_share`` and optionally ``seed``, ``ids``, ``oods`` of :func:`evaluate`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``percentile``, ``id_excluded``, ``ood_kept``, ``rmse``.
+
+    Examples
+    --------
+    >>> from sklearn.dummy import DummyRegressor
+    >>> from shifteval.autoeval.representation import Reference
+    >>> c = DummyRegressor(strategy="constant", constant=0.8).fit([[0.0]], [0.8])  # AutoEval says 0.8
+    >>> est = AutoEval(Reference(np.zeros(2), np.eye(2), np.zeros(9)), c, c, (0.0, 0.0), 1.0, 1.0, 1.0, -1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> def outs(e):  # 40 images, all with energy e (the threshold τ is 0)
+    ...     return Outputs(rng.normal(size=(40, 3)), rng.normal(size=(40, 2)), rng.random(40) < 0.5, np.full(40, e))
+    >>> v1, noise = outs(-1.0), outs(1.0)
+    >>> y = v1.logits.argmax(1)  # v1's labels: every ID image classified correctly
+    >>> s = threshold_sweep(est, {"v1": v1, "noise": noise}, {"v1": y}, [50, 99.5], set_size=20, ood_share=0.25)
+    >>> s.round(6).values.tolist()  # a perfect detector: RMSE from the MLP's 0.8 against the truth 0.75
+    [[50.0, 0.0, 0.0, 15.0], [99.5, 0.0, 0.0, 15.0]]
     """
     rows = []
     for q in percentiles:
@@ -262,8 +272,41 @@ def threshold_sweep(est: AutoEval, outputs: dict, id_labels: dict, percentiles, 
     return pd.DataFrame(rows)
 
 
-def share_sweep(est: AutoEval, outputs: dict, id_labels: dict, shares, **mixing) -> pd.DataFrame:
-    """The paper's Figure 4: every method's RMSE per OOD share (one test set per pair and share)."""
+def share_sweep(
+    est: AutoEval, outputs: dict, id_labels: dict, shares: Sequence[float], **mixing: Any
+) -> pd.DataFrame:
+    """The paper's Figure 4: every method's RMSE per OOD share (one test set per pair and share).
+
+    Parameters
+    ----------
+    est, outputs, id_labels
+        As in :func:`threshold_sweep`.
+    shares : sequence of float
+        OOD shares, in [0, 1].
+    **mixing
+        ``set_size``, ``percentile`` and optionally ``seed``, ``ids``, ``oods`` of :func:`evaluate`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``ood_share``, one column per method of :data:`METHODS` (every method must be estimated:
+        the outputs need ``rotation_correct``).
+
+    Examples
+    --------
+    >>> from sklearn.dummy import DummyRegressor
+    >>> from shifteval.autoeval.representation import Reference
+    >>> c = DummyRegressor(strategy="constant", constant=0.8).fit([[0.0]], [0.8])  # AutoEval says 0.8
+    >>> est = AutoEval(Reference(np.zeros(2), np.eye(2), np.zeros(9)), c, c, (0.0, 0.0), 1.0, 1.0, 1.0, -1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> def outs(e):  # 40 images, all with energy e (the threshold τ is 0)
+    ...     return Outputs(rng.normal(size=(40, 3)), rng.normal(size=(40, 2)), rng.random(40) < 0.5, np.full(40, e))
+    >>> v1, noise = outs(-1.0), outs(1.0)
+    >>> y = v1.logits.argmax(1)  # v1's labels: every ID image classified correctly
+    >>> s = share_sweep(est, {"v1": v1, "noise": noise}, {"v1": y}, [0.0, 0.5], set_size=20, percentile=99.5)
+    >>> s[["autoeval", "autoeval_energy_ood"]].round(2).values.tolist()
+    [[20.0, 20.0], [30.0, 10.0]]
+    """
     rows = []
     for share in shares:
         f = evaluate(est, outputs, id_labels, outputs, **{**mixing, "ood_share": share, "repeats": 1})
@@ -271,10 +314,39 @@ def share_sweep(est: AutoEval, outputs: dict, id_labels: dict, shares, **mixing)
     return pd.DataFrame(rows).set_index("ood_share")
 
 
-def detection_table(train: Outputs, outputs: dict, ref_id: str, oods, percentile: float) -> pd.DataFrame:
+def detection_table(
+    train: Outputs, outputs: dict, ref_id: str, oods: Sequence[str], percentile: float
+) -> pd.DataFrame:
     """AUROC of each OOD source against ``ref_id`` and the share of each set kept at the threshold.
 
     By the classifier's own energies and by the detector's (index: (energies of, set)).
+
+    Parameters
+    ----------
+    train : Outputs
+        On the classifier's training set (the threshold).
+    outputs : dict of str -> Outputs
+        Every set.
+    ref_id : str
+        The ID set the OOD sources are told apart from.
+    oods : sequence of str
+        The OOD sources.
+    percentile : float
+        The threshold's percentile.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``AUROC`` (NaN for ``ref_id``) and ``share kept``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> v1 = Outputs(rng.normal(size=(40, 3)), rng.normal(size=(40, 2)), energy=np.full(40, -1.0))
+    >>> noise = Outputs(rng.normal(size=(40, 3)), rng.normal(size=(40, 2)), energy=np.ones(40))
+    >>> t = detection_table(v1, {"v1": v1, "noise": noise}, "v1", ["noise"], 99.5)
+    >>> t.loc["detector (outlier exposure)"].values.tolist()
+    [[1.0, 0.0], [nan, 1.0]]
     """
     scorers = {
         "classifier": lambda o: energy(o.logits),
@@ -296,6 +368,35 @@ def detection_table(train: Outputs, outputs: dict, ref_id: str, oods, percentile
 
 
 def clean_bias(est: AutoEval, outputs: Outputs, labels: ArrayLike, percentile: float) -> dict:
-    """Every method's signed error (estimate − truth, accuracy points) on a whole clean ID set (no OOD)."""
+    """Every method's signed error (estimate − truth, accuracy points) on a whole clean ID set (no OOD).
+
+    Parameters
+    ----------
+    est : AutoEval
+        The fitted estimators.
+    outputs, labels : Outputs, array_like
+        The ID set.
+    percentile : float
+        The energy threshold's percentile.
+
+    Returns
+    -------
+    dict of str -> float
+        Method -> 100 · (estimate − accuracy).
+
+    Examples
+    --------
+    >>> from sklearn.dummy import DummyRegressor
+    >>> from shifteval.autoeval.representation import Reference
+    >>> c = DummyRegressor(strategy="constant", constant=0.8).fit([[0.0]], [0.8])  # AutoEval says 0.8
+    >>> est = AutoEval(Reference(np.zeros(2), np.eye(2), np.zeros(9)), c, c, (0.0, 0.0), 1.0, 1.0, 1.0, -1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> def outs(e):  # 40 images, all with energy e (the threshold τ is 0)
+    ...     return Outputs(rng.normal(size=(40, 3)), rng.normal(size=(40, 2)), rng.random(40) < 0.5, np.full(40, e))
+    >>> v1, noise = outs(-1.0), outs(1.0)
+    >>> y = v1.logits.argmax(1)  # v1's labels: every ID image classified correctly
+    >>> round(clean_bias(est, v1, y, 99.5)["autoeval"], 6)  # MLP 0.8, accuracy 1
+    -20.0
+    """
     truth = float((outputs.logits.argmax(1) == np.asarray(labels)).mean())
     return {m: 100 * (v - truth) for m, v in est.estimates(outputs, percentile).items()}

@@ -8,9 +8,13 @@ standard deviation), then the Fréchet distance to the training set as the last 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+if TYPE_CHECKING:
+    from .network import Outputs
 
 
 def _sqrt_psd(m):
@@ -28,7 +32,9 @@ def frechet_distance(mu1: ArrayLike, cov1: ArrayLike, mu2: ArrayLike, cov2: Arra
     Parameters
     ----------
     mu1, mu2 : array (d,)
+        The two feature means.
     cov1, cov2 : array (d, d)
+        The two feature covariances (symmetric positive semi-definite).
 
     Returns
     -------
@@ -57,13 +63,25 @@ class Reference:
     energies: np.ndarray
 
 
-def reference(outputs) -> Reference:
+def reference(outputs: Outputs) -> Reference:
     """Feature mean and covariance of the training set, and its energies (the detector's, if any).
 
     Parameters
     ----------
     outputs : Outputs
         The classifier's outputs on its training set.
+
+    Returns
+    -------
+    Reference
+        ``mean`` (d,), ``cov`` (d, d) (``np.cov``, ``ddof=1``) and ``energies`` (N,).
+
+    Examples
+    --------
+    >>> from shifteval.autoeval.network import Outputs
+    >>> ref = reference(Outputs(np.zeros((3, 2)), np.array([[0.0, 1.0], [2.0, 1.0], [4.0, 1.0]])))
+    >>> ref.mean.tolist(), ref.cov.tolist(), ref.energies.round(4).tolist()
+    ([2.0, 1.0], [[4.0, 0.0], [0.0, 0.0]], [-0.6931, -0.6931, -0.6931])
     """
     f = outputs.features
     return Reference(f.mean(axis=0), np.cov(f, rowvar=False), outputs.energies())
@@ -75,12 +93,25 @@ def representation(features: ArrayLike, ref: Reference) -> NDArray[np.float64]:
     Parameters
     ----------
     features : array (n, d), n ≥ 2
+        Penultimate features of the set's images.
     ref : Reference
+        The training set's statistics (:func:`reference`).
 
     Returns
     -------
     ndarray (2·d + 1,)
         Feature means, feature variances (``ddof=0``), then the Fréchet distance.
+
+    Raises
+    ------
+    ValueError
+        If ``features`` is not 2-D with at least two rows.
+
+    Examples
+    --------
+    >>> ref = Reference(np.zeros(2), np.eye(2), np.zeros(1))
+    >>> representation([[1.0, 0.0], [1.0, 2.0]], ref).round(3).tolist()  # FD = 2 + (2 + 2) − 2·√2
+    [1.0, 1.0, 0.0, 1.0, 3.172]
     """
     f = np.asarray(features, dtype=np.float64)
     if f.ndim != 2 or len(f) < 2:
@@ -89,10 +120,42 @@ def representation(features: ArrayLike, ref: Reference) -> NDArray[np.float64]:
     return np.concatenate([f.mean(axis=0), f.var(axis=0), [fd]])
 
 
-def meta_targets(outputs: list, labels: list, ref: Reference) -> tuple[np.ndarray, np.ndarray]:
+def meta_targets(
+    outputs: list[Outputs], labels: list[ArrayLike], ref: Reference
+) -> tuple[np.ndarray, np.ndarray]:
     """The regression data of a list of meta-sets (§3.3).
 
     Each set's representation (FD in the last column) and the classifier's accuracy on it.
+
+    Parameters
+    ----------
+    outputs : list of Outputs
+        The classifier's outputs on each meta-set.
+    labels : list of array_like
+        Each meta-set's true classes.
+    ref : Reference
+        The training set's statistics (:func:`reference`).
+
+    Returns
+    -------
+    reps : ndarray, shape (n_sets, 2·d + 1)
+        :func:`representation` of each set.
+    acc : ndarray, shape (n_sets,)
+        The classifier's accuracy on each set.
+
+    Raises
+    ------
+    ValueError
+        If ``outputs`` and ``labels`` differ in length.
+
+    Examples
+    --------
+    >>> from shifteval.autoeval.network import Outputs
+    >>> ref = Reference(np.zeros(2), np.eye(2), np.zeros(1))
+    >>> o = Outputs(np.array([[2.0, 0.0], [0.0, 2.0]]), np.eye(2))
+    >>> reps, acc = meta_targets([o, o], [[0, 1], [0, 0]], ref)
+    >>> reps.shape, acc.tolist()
+    ((2, 5), [1.0, 0.5])
     """
     reps = np.stack([representation(o.features, ref) for o in outputs])
     acc = np.array([float((o.logits.argmax(1) == y).mean()) for o, y in zip(outputs, labels, strict=True)])

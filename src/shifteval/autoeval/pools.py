@@ -1,0 +1,266 @@
+"""Data and held-out pools of the evaluation protocol (§4.1, §4.4).
+
+The labeled splits (the replication world or MNIST), the classifier's training images and its two
+held-out pools, the ID sources (optionally perturbed) and the unseen test-time transformations. Every
+public name is re-exported by :mod:`shifteval.autoeval.protocol`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .metadataset import cutout, shear_contrast
+from .streams import stream, stream_seed
+
+
+@dataclass
+class Data:
+    """The labeled splits a chapter draws from and where they come from.
+
+    ``splits`` maps a split name to ``(images, labels)`` (float32 in [0, 1]); ``world`` and
+    ``train_index`` locate the training images in the replication world (``None`` for real data).
+    """
+
+    splits: dict
+    label: str
+    world: object = None
+    train_index: np.ndarray | None = None
+
+
+def load_data(
+    world: dict | None = None, dataset: str | None = None, data_dir: str | Path | None = None
+) -> Data:
+    """Load the replication world or MNIST.
+
+    Parameters
+    ----------
+    world : dict, optional
+        :class:`~shifteval.datasets.world.WorldConfig` overrides (``dataset=None`` only).
+    dataset : {None, "mnist"}
+        ``None``: the replication world; ``"mnist"``: MNIST's official idx files (splits ``train``, ``test``).
+    data_dir : path, optional
+        The folder holding MNIST's four idx files.
+
+    Returns
+    -------
+    Data
+        Images as float32 in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``dataset``, or ``"mnist"`` without ``data_dir``.
+
+    Examples
+    --------
+    >>> data = load_data({"n_train": 200, "n_v1": 60, "n_pool": 600, "per_class": 3})
+    >>> data.splits["train"][0].shape, data.splits["v1"][0].dtype.name, len(data.train_index)
+    ((200, 16, 16), 'float32', 200)
+    """
+    if dataset is None:
+        from ..datasets import world as worlds
+
+        w = worlds.build_world(world or {})
+        splits = {
+            s: (w.images[w.split_index(s)].astype(np.float32), w.labels[w.split_index(s)])
+            for s in w.split_names
+        }
+        return Data(splits, f"replication world {w.config.key()}", w, w.split_index("train"))
+    if dataset == "mnist":
+        from ..datasets import real
+
+        if data_dir is None:
+            raise ValueError("dataset 'mnist' needs data_dir: the folder holding MNIST's four idx files")
+        splits = {}
+        for s in ("train", "test"):
+            images, labels = real.load("mnist", data_dir, s)
+            splits[s] = (images.astype(np.float32) / 255.0, labels)
+        return Data(splits, f"MNIST idx files in {data_dir}")
+    raise ValueError(f"dataset must be None (the replication world) or 'mnist', got {dataset!r}")
+
+
+def image_splits(
+    world: dict | None = None, dataset: str | None = None, data_dir: str | Path | None = None
+) -> tuple[dict, str]:
+    """``(splits, label)`` of :func:`load_data`.
+
+    Parameters
+    ----------
+    world, dataset, data_dir
+        As in :func:`load_data`.
+
+    Returns
+    -------
+    splits : dict of str -> (images, labels)
+    label : str
+        Where the data come from.
+
+    Raises
+    ------
+    ValueError
+        As :func:`load_data`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from shifteval.datasets.real import encode_idx
+    >>> with tempfile.TemporaryDirectory() as d:  # three 8×8 "digits" in MNIST's idx layout
+    ...     for part in ("train", "t10k"):
+    ...         _ = (Path(d) / f"{part}-images-idx3-ubyte").write_bytes(encode_idx(np.full((3, 8, 8), 255)))
+    ...         _ = (Path(d) / f"{part}-labels-idx1-ubyte").write_bytes(encode_idx(np.arange(3)))
+    ...     splits, label = image_splits(dataset="mnist", data_dir=d)
+    >>> sorted(splits), float(splits["test"][0].max()), splits["train"][1].tolist()
+    (['test', 'train'], 1.0, [0, 1, 2])
+    """
+    data = load_data(world, dataset, data_dir)
+    return data.splits, data.label
+
+
+@dataclass
+class Pools:
+    """The classifier's training images and two held-out pools, with their counted base-digit overlap.
+
+    ``meta`` feeds the training meta-sets, ``val`` the validation meta-sets and DoC/ATC's held-out data.
+    """
+
+    fit: tuple
+    meta: tuple
+    val: tuple
+    overlap: dict = field(default_factory=dict)
+
+
+def training_pools(data: Data, holdout_fraction: float = 0.3, seed: int = 0) -> Pools:
+    """Split the training split into the classifier's images and two held-out pools.
+
+    For the replication world the split is by *base digit* (:meth:`World.base_disjoint_split`): the world
+    renders each base digit several times, so an image split would hold out renders of digits the
+    classifier trained on. For real data (one image per digit) the split is by image. ``overlap`` counts,
+    per pool, the base digits (real data: identical images) it shares with the classifier's images.
+
+    Parameters
+    ----------
+    data : Data
+        From :func:`load_data`; its ``train`` split is divided.
+    holdout_fraction : float
+        In (0, 1); split equally between ``meta`` and ``val``.
+    seed : int
+        The chapter's seed (stream ``split``).
+
+    Returns
+    -------
+    Pools
+
+    Raises
+    ------
+    ValueError
+        If ``holdout_fraction`` is not in (0, 1).
+
+    Examples
+    --------
+    >>> x = np.random.default_rng(0).random((20, 8, 8)).astype(np.float32)
+    >>> pools = training_pools(Data({"train": (x, np.arange(20) % 10)}, "toy"))
+    >>> len(pools.fit[0]), len(pools.meta[0]), len(pools.val[0]), pools.overlap
+    (14, 3, 3, {'meta': 0, 'validation': 0})
+    """
+    if not 0 < holdout_fraction < 1:
+        raise ValueError(f"holdout_fraction must be in (0, 1), got {holdout_fraction}")
+    x, y = data.splits["train"]
+    shares = [1 - holdout_fraction, holdout_fraction / 2, holdout_fraction / 2]
+    if data.world is not None:
+        w = data.world
+        parts = w.base_disjoint_split("train", shares, seed=stream_seed(seed, "split"))
+        position = {int(g): i for i, g in enumerate(data.train_index)}
+        local = [np.array([position[int(g)] for g in p]) for p in parts]
+        base = w.examples["base_id"].to_numpy()[data.train_index]
+    else:
+        order = stream(seed, "split").permutation(len(x))
+        n_fit, n_meta = int(round(shares[0] * len(x))), int(round(shares[1] * len(x)))
+        local = [np.sort(p) for p in np.split(order, [n_fit, n_fit + n_meta])]
+        base = np.array([hash(img.tobytes()) for img in x])
+    fit_idx, meta_idx, val_idx = local
+    fit_bases = set(base[fit_idx].tolist())
+    overlap = {
+        "meta": len(set(base[meta_idx].tolist()) & fit_bases),
+        "validation": len(set(base[val_idx].tolist()) & fit_bases),
+    }
+    return Pools(*((x[i], y[i]) for i in local), overlap=overlap)
+
+
+def id_source(splits: dict, name: str, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Images and labels of an ID source.
+
+    Parameters
+    ----------
+    splits : dict of str -> (images, labels)
+        As :attr:`Data.splits`.
+    name : str
+        A split (``v1``, ``matchedfrequency``, ``test``, ...), optionally perturbed with
+        ``+<perturbation>@<level>`` (e.g. ``v1+fog@3``, :mod:`shifteval.corruptions`).
+    seed : int
+        The chapter's seed (the perturbation's stream).
+
+    Returns
+    -------
+    images : ndarray of float32
+    labels : ndarray
+
+    Raises
+    ------
+    ValueError
+        For an unknown split or a malformed perturbation.
+
+    Examples
+    --------
+    >>> x = np.random.default_rng(0).random((3, 16, 16)).astype(np.float32)
+    >>> images, labels = id_source({"v1": (x, np.arange(3))}, "v1+fog@3")
+    >>> images.shape, bool((images != x).any()), labels.tolist()
+    ((3, 16, 16), True, [0, 1, 2])
+    """
+    from .. import corruptions
+
+    base, _, pert = name.partition("+")
+    if base not in splits:
+        raise ValueError(f"ID source {name!r}: no split {base!r}; splits: {', '.join(splits)}")
+    images, labels = splits[base]
+    if pert:
+        pname, _, level = pert.partition("@")
+        if not level.isdigit():
+            raise ValueError(
+                f"ID source {name!r}: write a perturbation as '+<name>@<level>', e.g. 'v1+fog@3'"
+            )
+        images = corruptions.corrupt(images, pname, int(level), stream_seed(seed, "id_perturbation", name))
+    return np.asarray(images, np.float32), labels
+
+
+def unseen_transforms(images: ArrayLike, base: str, seed: int = 0) -> dict:
+    """The §4.4 test sets with transformations absent from the meta-dataset.
+
+    ``<base>-A (cutout)`` and ``<base>-B (shear + contrast)``, each with its own stream.
+
+    Parameters
+    ----------
+    images : array_like, shape (N, H, W)
+        The base set's images.
+    base : str
+        Its name, the prefix of the returned names.
+    seed : int
+        The chapter's seed (stream ``unseen``).
+
+    Returns
+    -------
+    dict of str -> ndarray of float32 (N, H, W)
+
+    Examples
+    --------
+    >>> sets = unseen_transforms(np.random.default_rng(0).random((3, 16, 16)), "v1")
+    >>> sorted(sets), sets["v1-A (cutout)"].shape
+    (['v1-A (cutout)', 'v1-B (shear + contrast)'], (3, 16, 16))
+    """
+    return {
+        f"{base}-A (cutout)": cutout(images, stream(seed, "unseen", "cutout")),
+        f"{base}-B (shear + contrast)": shear_contrast(images, stream(seed, "unseen", "shear")),
+    }
