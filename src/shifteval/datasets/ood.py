@@ -62,7 +62,9 @@ def name_key(name: str) -> int:
     return int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "little")
 
 
-def ood_images(source: str, n: int, side: int = 16, rng: np.random.Generator | int = 0) -> NDArray[np.float32]:
+def ood_images(
+    source: str, n: int, side: int = 16, rng: np.random.Generator | int = 0
+) -> NDArray[np.float32]:
     """``n`` images of classes the digit classifier never saw, as (n, side, side) float32 in [0, 1].
 
     Parameters
