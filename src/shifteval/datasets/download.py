@@ -84,7 +84,18 @@ class Source:
 
 @cache
 def sources() -> dict[str, Source]:
-    """Every dataset in the shipped table, by name."""
+    """Every dataset in the shipped table, by name.
+
+    Returns
+    -------
+    dict of str to Source
+        Read once from ``shifteval/data/sources.json`` (cached).
+
+    Examples
+    --------
+    >>> "cifar10.1" in sources(), sources()["imagenet"].downloadable
+    (True, False)
+    """
     text = resources.files("shifteval.data").joinpath("sources.json").read_text(encoding="utf-8")
     out = {}
     for name, entry in json.loads(text).items():
@@ -94,7 +105,29 @@ def sources() -> dict[str, Source]:
 
 
 def source(name: str) -> Source:
-    """Return the table entry of one dataset (``ValueError`` naming the known ones otherwise)."""
+    """Return the table entry of one dataset (``ValueError`` naming the known ones otherwise).
+
+    Parameters
+    ----------
+    name : str
+        A key of :func:`sources`.
+
+    Returns
+    -------
+    Source
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not in the table.
+
+    Examples
+    --------
+    >>> source("svhn")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown dataset 'svhn'; known datasets: mnist, fashion-mnist, cifar10, cifar10.1, cifar10.2, cifar10.1-predictions, imagenetv2-predictions, imagenet, imagenetv2
+    """
     table = sources()
     if name not in table:
         raise ValueError(f"unknown dataset {name!r}; known datasets: {', '.join(table)}")
@@ -106,6 +139,23 @@ def mirror_url(mirror: str, name: str, path: str) -> str:
 
     ``{name}`` in ``mirror`` is replaced by the dataset name; a mirror without a URL scheme is a
     local folder.
+
+    Parameters
+    ----------
+    mirror : str
+        Base URL or local folder, optionally containing ``{name}``.
+    name, path : str
+        Dataset name; the file's path inside the dataset (URL-quoted in the result).
+
+    Returns
+    -------
+    str
+        The file's URL (``file://`` for a local folder).
+
+    Examples
+    --------
+    >>> mirror_url("https://example.org/{name}/", "c", "a b.npy"), mirror_url("/srv/data", "mnist", "x.gz")
+    ('https://example.org/c/a%20b.npy', 'file:///srv/data/x.gz')
     """
     base = mirror.replace("{name}", name).rstrip("/")
     if "://" not in base:
@@ -122,8 +172,27 @@ def _select(src: Source, include: list[str] | None) -> list[FileSpec]:
     return files
 
 
-def file_digests(path: Path) -> dict[str, str]:
-    """sha256 and md5 hex digests of a file, read in one pass."""
+def file_digests(path: str | os.PathLike) -> dict[str, str]:
+    """sha256 and md5 hex digests of a file, read in one pass.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+
+    Returns
+    -------
+    dict
+        ``{"sha256": hex, "md5": hex}``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (f := Path(tmp) / "a").write_bytes(b"abc")
+    ...     file_digests(f)["md5"]
+    '900150983cd24fb0d6963f7d28e17f72'
+    """
     sha, md5 = hashlib.sha256(), hashlib.md5(usedforsecurity=False)
     with open(path, "rb") as fh:
         while block := fh.read(_CHUNK):
@@ -136,6 +205,27 @@ def check_file(path: Path, spec: FileSpec) -> None:
     """Raise :class:`ChecksumError` unless ``path`` matches every checksum (and size) recorded in ``spec``.
 
     The message names the file and gives the expected and actual checksum (and size, if that differs).
+
+    Parameters
+    ----------
+    path, spec : Path, FileSpec
+        The file; its recorded size and checksums (unrecorded ones are not checked).
+
+    Raises
+    ------
+    ChecksumError
+        On any mismatch.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (f := Path(tmp) / "a").write_bytes(b"abc")
+    ...     check_file(f, FileSpec("a", "", size=3, md5="900150983cd24fb0d6963f7d28e17f72"))  # passes
+    ...     check_file(f, FileSpec("a", "", size=4))
+    Traceback (most recent call last):
+    ...
+    shifteval.datasets.download.ChecksumError: a: size mismatch: expected 4 bytes, got 3
     """
     size = path.stat().st_size
     digests = file_digests(path)
@@ -182,7 +272,9 @@ def _fetch(url: str, part: Path, spec: FileSpec, *, progress: bool, timeout: flo
                 bar.update(len(block))
 
 
-def fetch_file(url: str, dest: Path, spec: FileSpec, *, progress=True, retries=3, timeout=60.0) -> Path:
+def fetch_file(
+    url: str, dest: Path, spec: FileSpec, *, progress: bool = True, retries: int = 3, timeout: float = 60.0
+) -> Path:
     """Download ``url`` to ``dest``, resuming ``dest.part``; ``dest`` appears only once verified.
 
     Parameters
@@ -211,6 +303,16 @@ def fetch_file(url: str, dest: Path, spec: FileSpec, *, progress=True, retries=3
         The complete download does not match; the part file is removed and nothing is at ``dest``.
     DownloadError
         The download failed ``retries + 1`` times.
+
+    Examples
+    --------
+    >>> import tempfile  # from a file:// URL, no network
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (src := Path(tmp) / "src.bin").write_bytes(b"abc")
+    ...     spec = FileSpec("a.bin", src.as_uri(), size=3, md5="900150983cd24fb0d6963f7d28e17f72")
+    ...     out = fetch_file(src.as_uri(), Path(tmp) / "out" / "a.bin", spec, progress=False)
+    ...     print(out.read_bytes(), sorted(p.name for p in out.parent.iterdir()))
+    b'abc' ['a.bin']
     """
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
@@ -243,7 +345,7 @@ def fetch_file(url: str, dest: Path, spec: FileSpec, *, progress=True, retries=3
 
 def get(
     name: str,
-    root,
+    root: str | os.PathLike,
     *,
     mirror: str | None = None,
     include: list[str] | None = None,
@@ -277,6 +379,23 @@ def get(
     -------
     list of Path
         Final paths of the files.
+
+    Raises
+    ------
+    DownloadError
+        Not downloadable, unrecorded checksums, a failed download; :class:`ChecksumError`: a mismatch.
+    ValueError
+        If ``name`` is unknown or ``include`` matches no file.
+
+    Examples
+    --------
+    >>> import tempfile  # a local-folder mirror of stand-in files; CIFAR-10.1 records no checksums
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     for f in source("cifar10.1").files:
+    ...         _ = (Path(tmp) / f.path).write_bytes(b"x")
+    ...     paths = get("cifar10.1", Path(tmp) / "data", mirror=tmp, include=["*_v6_*"], allow_unrecorded=True)
+    ...     print([p.relative_to(tmp).as_posix() for p in paths])
+    ['data/cifar10.1/cifar10.1_v6_data.npy', 'data/cifar10.1/cifar10.1_v6_labels.npy']
     """
     src = source(name)
     if not src.downloadable:
@@ -305,14 +424,36 @@ def get(
     return out
 
 
-def verify(name: str, root, *, include: list[str] | None = None) -> dict[str, str]:
+def verify(name: str, root: str | os.PathLike, *, include: list[str] | None = None) -> dict[str, str]:
     """Re-check the files of ``name`` under ``root/name`` in place.
+
+    Parameters
+    ----------
+    name, root : str, path-like
+        A dataset of :func:`sources`; the parent folder of ``root/name``.
+    include : list of str, optional
+        Shell patterns selecting the files to check.
 
     Returns
     -------
     dict
         ``path -> status`` with status ``"ok"``, ``"missing"``, ``"unrecorded"`` (present, no
         checksum to check) or the mismatch message.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown or ``include`` matches no file.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     (Path(tmp) / "mnist").mkdir()
+    ...     _ = (Path(tmp) / "mnist" / "t10k-labels-idx1-ubyte.gz").write_bytes(b"x")
+    ...     report = verify("mnist", tmp, include=["t10k-*"])
+    >>> report["t10k-images-idx3-ubyte.gz"], report["t10k-labels-idx1-ubyte.gz"][:52]
+    ('missing', 't10k-labels-idx1-ubyte.gz: checksum mismatch (sha256')
     """
     src = source(name)
     folder = Path(root) / name
@@ -333,7 +474,22 @@ def verify(name: str, root, *, include: list[str] | None = None) -> dict[str, st
 
 
 def human_size(n: int | None) -> str:
-    """``1.6 MB``-style size; ``?`` when unknown."""
+    """``1.6 MB``-style size; ``?`` when unknown.
+
+    Parameters
+    ----------
+    n : int or None
+        Size in bytes (decimal units).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> human_size(999), human_size(1_648_877), human_size(None)
+    ('999 B', '1.6 MB', '?')
+    """
     if n is None:
         return "?"
     for unit in ("B", "kB", "MB", "GB"):

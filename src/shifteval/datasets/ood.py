@@ -15,6 +15,7 @@ tests check that the two families are disjoint in both.
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,11 +40,31 @@ def _generator(rng) -> np.random.Generator:
 
 
 def name_key(name: str) -> int:
-    """A stable 32-bit integer for a name (a spawn key for the source's random stream)."""
+    """A stable 32-bit integer for a name (a spawn key for the source's random stream).
+
+    Parameters
+    ----------
+    name : str
+        E.g. an OOD source's name.
+
+    Returns
+    -------
+    int
+        The first four bytes of the name's SHA-256, little-endian: in ``[0, 2**32)``, the same in
+        every process and Python version (unlike ``hash``).
+
+    Examples
+    --------
+    >>> k = name_key("letters")
+    >>> k == name_key("letters") != name_key("textures"), 0 <= k < 2**32
+    (True, True)
+    """
     return int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "little")
 
 
-def ood_images(source: str, n: int, side: int = 16, rng=0) -> NDArray[np.float32]:
+def ood_images(
+    source: str, n: int, side: int = 16, rng: np.random.Generator | int = 0
+) -> NDArray[np.float32]:
     """``n`` images of classes the digit classifier never saw, as (n, side, side) float32 in [0, 1].
 
     Parameters
@@ -62,10 +83,22 @@ def ood_images(source: str, n: int, side: int = 16, rng=0) -> NDArray[np.float32
     -------
     ndarray, shape (n, side, side), float32
 
+    Raises
+    ------
+    ValueError
+        If ``source`` is unknown or ``n < 1``.
+
     Examples
     --------
     >>> ood_images("textures", 3, side=8, rng=0).shape
     (3, 8, 8)
+    >>> x = ood_images("letters", 4, side=8, rng=np.random.default_rng(1))
+    >>> x.dtype, bool(0 <= x.min() and x.max() <= 1), bool((x == ood_images("letters", 4, side=8, rng=1)).all())
+    (dtype('float32'), True, True)
+    >>> ood_images("faces", 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown OOD source 'faces'; valid: natural_patches, letters, textures
     """
     if source not in OOD_SOURCES:
         raise ValueError(f"unknown OOD source {source!r}; valid: {', '.join(OOD_SOURCES)}")
@@ -86,20 +119,47 @@ def ood_images(source: str, n: int, side: int = 16, rng=0) -> NDArray[np.float32
     return out.astype(np.float32)
 
 
-def ood_images_from_files(dataset: str, root, n: int, side: int, rng=0) -> NDArray[np.float32]:
+def ood_images_from_files(
+    dataset: str, root: str | Path, n: int, side: int, rng: np.random.Generator | int = 0
+) -> NDArray[np.float32]:
     """``n`` OOD images drawn without replacement from the test split of a real idx dataset.
 
     Parameters
     ----------
     dataset : {"fashion-mnist", "mnist"}
         Read with :func:`shifteval.datasets.real.load` from ``root``.
+    root : str or path
+        The folder holding the dataset's idx files.
     n, side : int
         Number of images; they are resized to ``side``×``side``.
     rng : numpy.random.Generator or int
+        Picks the images (an int seeds a fresh generator).
 
     Returns
     -------
     ndarray, shape (n, side, side), float32 in [0, 1]
+
+    Raises
+    ------
+    ValueError
+        If ``dataset`` is not an idx dataset or holds fewer than ``n`` test images;
+        :class:`shifteval.datasets.real.DatasetError` if its files are missing or malformed.
+
+    Examples
+    --------
+    A tiny Fashion-MNIST test split (five 28×28 images) in its official idx format:
+
+    >>> import tempfile
+    >>> from shifteval.datasets.real import encode_idx
+    >>> imgs = np.stack([np.full((28, 28), 51 * i) for i in range(5)])
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "t10k-images-idx3-ubyte").write_bytes(encode_idx(imgs))
+    ...     _ = (Path(tmp) / "t10k-labels-idx1-ubyte").write_bytes(encode_idx(np.arange(5)))
+    ...     x = ood_images_from_files("fashion-mnist", tmp, 3, side=8, rng=0)
+    >>> x.shape, len(set(x[:, 0, 0].round(2))), bool(np.allclose(x, x[:, :1, :1]))  # 3 distinct, still flat
+    ((3, 8, 8), 3, True)
+    >>> {int(round(float(v) * 255)) for v in x[:, 0, 0]} <= {0, 51, 102, 153, 204}  # the files' grey levels
+    True
     """
     from . import real
 
@@ -114,7 +174,7 @@ def ood_images_from_files(dataset: str, root, n: int, side: int, rng=0) -> NDArr
     return np.clip(x, 0, 1).astype(np.float32)
 
 
-def auxiliary_outliers(n: int, side: int = 16, rng=0) -> NDArray[np.float32]:
+def auxiliary_outliers(n: int, side: int = 16, rng: np.random.Generator | int = 0) -> NDArray[np.float32]:
     """Auxiliary outliers for outlier exposure (Liu et al. 2020), never used as test OOD data.
 
     An offline stand-in for the 80 Million Tiny Images on which Zhu et al. fine-tune their detector
@@ -127,11 +187,25 @@ def auxiliary_outliers(n: int, side: int = 16, rng=0) -> NDArray[np.float32]:
     Parameters
     ----------
     n, side : int
+        Number of images and their side in pixels.
     rng : numpy.random.Generator or int
+        The random stream (an int seeds a fresh generator).
 
     Returns
     -------
     ndarray, shape (n, side, side), float32 in [0, 1]
+        Shuffled; the three kinds in near-equal numbers.
+
+    Raises
+    ------
+    ValueError
+        If ``n < 1``.
+
+    Examples
+    --------
+    >>> x = auxiliary_outliers(5, side=8, rng=0)
+    >>> x.shape, x.dtype, bool(0 <= x.min() and x.max() <= 1), bool((x == auxiliary_outliers(5, 8, 0)).all())
+    ((5, 8, 8), dtype('float32'), True, True)
     """
     if n < 1:
         raise ValueError(f"n must be positive, got {n}")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".JPEG", ".JPG", ".PNG")
@@ -93,9 +94,21 @@ def _fail(name: str, problem: str) -> DatasetError:
 
 
 class ImageFiles(Sequence):
-    """A lazy sequence of image files: ``images[i]`` decodes file i to a uint8 array (H×W×C)."""
+    """A lazy sequence of image files: ``images[i]`` decodes file i to a uint8 array (H×W×C).
 
-    def __init__(self, paths):
+    Examples
+    --------
+    >>> import tempfile
+    >>> from PIL import Image
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     for i in range(3):
+    ...         Image.new("L", (4, 2), color=10 * i).save(Path(tmp) / f"{i}.png")
+    ...     files = ImageFiles(sorted(Path(tmp).glob("*.png")))
+    ...     print(len(files), files[2].shape, int(files[2][0, 0, 0]), len(files[1:]))
+    3 (2, 4, 3) 20 2
+    """
+
+    def __init__(self, paths: Sequence[str | Path]):
         self.paths = [Path(p) for p in paths]
 
     def __len__(self):
@@ -311,12 +324,15 @@ _LOADERS = {
 }
 
 
-def load(name: str, root, split=None):
+def load(
+    name: str, root: str | Path, split: str | None = None
+) -> tuple[NDArray[np.uint8] | ImageFiles, NDArray[np.int64]]:
     """Load a real dataset from ``root`` in its official published format.
 
     Parameters
     ----------
     name : {"cifar10", "cifar10.1", "cifar10.2", "cinic10", "mnist", "fashion-mnist", "imagenet", "imagenetv2"}
+        The dataset.
     root : path
         The folder holding the dataset as published (see ``SPECS[name].layout``).
     split : str, optional
@@ -329,6 +345,40 @@ def load(name: str, root, split=None):
     -------
     images : ndarray of uint8 or ImageFiles
     labels : ndarray of int64
+
+    Raises
+    ------
+    ValueError
+        If ``name`` or ``split`` is unknown.
+    DatasetError
+        If a file is missing or malformed (the message gives the expected layout and the publisher).
+
+    Examples
+    --------
+    Tiny stand-ins in three official formats, written to a temporary folder:
+
+    >>> import tempfile
+    >>> rng = np.random.default_rng(0)
+    >>> imgs = rng.integers(0, 256, (3, 32, 32, 3), dtype=np.uint8)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     root = Path(tmp)
+    ...     np.save(root / "cifar10.1_v6_data.npy", imgs)
+    ...     np.save(root / "cifar10.1_v6_labels.npy", np.array([2, 0, 9]))
+    ...     x, y = load("cifar10.1", root)
+    ...     _ = (root / "t10k-images-idx3-ubyte").write_bytes(encode_idx(imgs[..., 0]))
+    ...     _ = (root / "t10k-labels-idx1-ubyte").write_bytes(encode_idx([7, 1, 4]))
+    ...     xm, ym = load("mnist", root)
+    ...     (root / "cifar-10-batches-py").mkdir()
+    ...     _ = (root / "cifar-10-batches-py" / "test_batch").write_bytes(pickle_cifar_batch(imgs, [5, 6, 7]))
+    ...     xc, yc = load("cifar10", root)
+    >>> x.shape, y.tolist(), bool((x == imgs).all())
+    ((3, 32, 32, 3), [2, 0, 9], True)
+    >>> xm.shape, ym.tolist(), bool((xc == imgs).all()), yc.dtype
+    ((3, 32, 32), [7, 1, 4], True, dtype('int64'))
+    >>> load("cifar10.1", "/nonexistent", "v5")
+    Traceback (most recent call last):
+    ...
+    ValueError: cifar10.1: unknown split 'v5'; valid: v6, v4
     """
     if name not in _LOADERS:
         raise ValueError(f"unknown dataset {name!r}; available: {', '.join(_LOADERS)}")
@@ -339,15 +389,53 @@ def load(name: str, root, split=None):
     return _LOADERS[name](Path(root), split)
 
 
-def encode_idx(array: np.ndarray) -> bytes:
-    """The idx encoding of a uint8 array (used to write MNIST-format files, e.g. in tests)."""
+def encode_idx(array: ArrayLike) -> bytes:
+    """The idx encoding of a uint8 array (used to write MNIST-format files, e.g. in tests).
+
+    Parameters
+    ----------
+    array : array-like
+        Values, cast to uint8.
+
+    Returns
+    -------
+    bytes
+        Magic number (``0, 0, 0x08, ndim``), one big-endian uint32 per dimension, then the data.
+
+    Examples
+    --------
+    >>> encode_idx([[1, 2, 3]]).hex()
+    '000008020000000100000003010203'
+    """
     array = np.asarray(array, dtype=np.uint8)
     header = bytes([0, 0, 0x08, array.ndim]) + b"".join(int(d).to_bytes(4, "big") for d in array.shape)
     return header + array.tobytes()
 
 
-def pickle_cifar_batch(images: np.ndarray, labels, batch_label: str = "batch") -> bytes:
-    """A CIFAR-10 python batch (protocol 2, as published) for N×32×32×3 uint8 images."""
+def pickle_cifar_batch(images: ArrayLike, labels: ArrayLike, batch_label: str = "batch") -> bytes:
+    """A CIFAR-10 python batch (protocol 2, as published) for N×32×32×3 uint8 images.
+
+    Parameters
+    ----------
+    images : array-like, shape (N, 32, 32, 3)
+        Images, cast to uint8 (stored channel-first, flattened to N×3072).
+    labels : array-like, shape (N,)
+        Class indices.
+    batch_label : str
+        The batch's ``b"batch_label"`` entry.
+
+    Returns
+    -------
+    bytes
+        The pickle, readable by :func:`load` (``"cifar10"``).
+
+    Examples
+    --------
+    >>> raw = pickle_cifar_batch(np.zeros((2, 32, 32, 3)), [3, 4])
+    >>> batch = pickle.loads(raw, encoding="bytes")
+    >>> batch[b"data"].shape, batch[b"labels"], raw[1]  # protocol 2
+    ((2, 3072), [3, 4], 2)
+    """
     data = np.asarray(images, dtype=np.uint8).transpose(0, 3, 1, 2).reshape(len(images), -1)
     buf = io.BytesIO()
     pickle.dump(

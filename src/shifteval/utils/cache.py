@@ -24,10 +24,11 @@ import fcntl
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -69,10 +70,24 @@ def _imports(path: Path, module: str) -> set[str]:
 def import_closure(modules: Iterable[str]) -> list[str]:
     """Every ``shifteval`` module reachable from ``modules`` through imports (with parent packages).
 
+    Parameters
+    ----------
+    modules : iterable of str
+        Dotted module names; names outside ``shifteval`` (or without a source file) are ignored.
+
+    Returns
+    -------
+    list of str
+        The sorted dotted names of the modules reached, ``modules`` themselves included.
+
     Examples
     --------
     >>> "shifteval.utils.io" in import_closure(["shifteval.book.results"])
     True
+    >>> import_closure(["shifteval.utils.io"])
+    ['shifteval', 'shifteval.utils', 'shifteval.utils.io']
+    >>> import_closure(["numpy"])
+    []
     """
     todo, seen = list(modules), set()
     while todo:
@@ -99,6 +114,22 @@ def source_digest(modules: Iterable[str]) -> str:
     """SHA-256 over the source of ``modules`` and of every ``shifteval`` module they import.
 
     ``"shifteval"`` alone stands for the whole package: every file under it (sources and data).
+
+    Parameters
+    ----------
+    modules : iterable of str
+        Dotted ``shifteval`` module names (order does not matter).
+
+    Returns
+    -------
+    str
+        64 hex digits.
+
+    Examples
+    --------
+    >>> d = source_digest(["shifteval.utils.io"])
+    >>> len(d), d == source_digest(["shifteval.utils.io"]) != source_digest(["shifteval.utils.cache"])
+    (64, True)
     """
     modules = tuple(sorted(modules))
     if modules == ("shifteval",):
@@ -107,8 +138,40 @@ def source_digest(modules: Iterable[str]) -> str:
     return _source_digest(modules)
 
 
-def path_digest(path) -> str:
-    """SHA-256 of a file's bytes, or of a folder's files (relative names and bytes; no ``__pycache__``)."""
+def path_digest(path: str | os.PathLike) -> str:
+    """SHA-256 of a file's bytes, or of a folder's files (relative names and bytes; no ``__pycache__``).
+
+    A file's digest is the SHA-256 of its bytes' SHA-256 digest (so a file and a one-file folder
+    differ: the folder's also covers the name).
+
+    Parameters
+    ----------
+    path : str or path-like
+        A file or a folder (hashed recursively, in sorted order of relative names).
+
+    Returns
+    -------
+    str
+        64 hex digits.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` is neither a file nor a folder.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     f = Path(tmp) / "a.txt"
+    ...     _ = f.write_bytes(b"abc")
+    ...     print(path_digest(f) == hashlib.sha256(hashlib.sha256(b"abc").digest()).hexdigest(), len(path_digest(tmp)))
+    True 64
+    >>> path_digest("/no/such/file")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: cannot hash /no/such/file: no such file or folder
+    """
     path = Path(path)
     h = hashlib.sha256()
     if path.is_dir():
@@ -138,8 +201,25 @@ def _canonical(value):
     return value
 
 
-def package_versions(packages: Iterable[str]) -> dict:
-    """Installed versions of ``packages`` (None where not installed)."""
+def package_versions(packages: Iterable[str]) -> dict[str, str | None]:
+    """Installed versions of ``packages`` (None where not installed).
+
+    Parameters
+    ----------
+    packages : iterable of str
+        Distribution names as ``pip`` knows them (``"numpy"``, ``"scikit-learn"``).
+
+    Returns
+    -------
+    dict of str to str or None
+        Version string per name; None for a distribution that is not installed.
+
+    Examples
+    --------
+    >>> v = package_versions(["numpy", "no-such-distribution-xyz"])
+    >>> v["numpy"] == np.__version__, v["no-such-distribution-xyz"]
+    (True, None)
+    """
     versions = {}
     for name in packages:
         try:
@@ -149,7 +229,12 @@ def package_versions(packages: Iterable[str]) -> dict:
     return versions
 
 
-def key(values=None, modules: Iterable[str] = (), packages: Iterable[str] = (), paths: Iterable = ()) -> str:
+def key(
+    values: Any = None,
+    modules: Iterable[str] = (),
+    packages: Iterable[str] = (),
+    paths: Iterable[str | os.PathLike] = (),
+) -> str:
     """A cache key (16 hex digits) over values, library source, package versions and data files.
 
     Parameters
@@ -162,6 +247,16 @@ def key(values=None, modules: Iterable[str] = (), packages: Iterable[str] = (), 
         Third-party distributions whose versions matter (``"torch"``, ``"scikit-learn"``).
     paths : iterable of path
         Data files or folders the result is computed from.
+
+    Returns
+    -------
+    str
+        The first :data:`KEY_LENGTH` (16) hex digits of a SHA-256 over all of the above.
+
+    Raises
+    ------
+    FileNotFoundError
+        If one of ``paths`` does not exist.
 
     Examples
     --------
@@ -185,8 +280,27 @@ def key(values=None, modules: Iterable[str] = (), packages: Iterable[str] = (), 
 
 
 @contextlib.contextmanager
-def locked(path):
-    """Hold an exclusive lock named after ``path`` (``<path>.lock``), across processes."""
+def locked(path: str | os.PathLike) -> Iterator[None]:
+    """Hold an exclusive lock named after ``path`` (``<path>.lock``), across processes.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The entry the lock guards; the lock file is created beside it (parents too).
+
+    Yields
+    ------
+    None
+        While the ``with`` block runs, the lock is held.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     with locked(Path(tmp) / "sub" / "entry"):
+    ...         print(sorted(p.name for p in (Path(tmp) / "sub").iterdir()))
+    ['entry.lock']
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(path.name + ".lock"), "a") as fh:
@@ -197,11 +311,32 @@ def locked(path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def load_or_compute(path, compute: Callable[[], object], load: Callable, save: Callable):
+def load_or_compute(
+    path: str | os.PathLike,
+    compute: Callable[[], Any],
+    load: Callable[[Path], Any],
+    save: Callable[[Path, Any], Any],
+) -> Any:
     """Return the cached entry at ``path``, computing and saving it first if it is missing.
 
     ``save(path, value)`` must write atomically (see :mod:`shifteval.utils.io`). Concurrent callers
     wait for the first one and then load its entry instead of computing it again.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Where the entry lives.
+    compute : callable
+        ``compute()`` returns the value; called only when the entry is missing.
+    load : callable
+        ``load(path)`` reads an existing entry.
+    save : callable
+        ``save(path, value)`` writes a freshly computed value (atomically).
+
+    Returns
+    -------
+    object
+        The loaded value, or the freshly computed one (as ``compute`` returned it).
 
     Examples
     --------
@@ -228,5 +363,21 @@ def load_or_compute(path, compute: Callable[[], object], load: Callable, save: C
 
 
 def cache_dir() -> Path:
-    """Where caches live: ``$SHIFTEVAL_CACHE``, or ``.cache/shifteval`` under the working directory."""
+    """Where caches live: ``$SHIFTEVAL_CACHE``, or ``.cache/shifteval`` under the working directory.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder (not created here).
+
+    Examples
+    --------
+    >>> import unittest.mock
+    >>> with unittest.mock.patch.dict(os.environ, {"SHIFTEVAL_CACHE": "/tmp/sc"}):
+    ...     print(cache_dir())
+    /tmp/sc
+    >>> with unittest.mock.patch.dict(os.environ, {"SHIFTEVAL_CACHE": ""}):
+    ...     print(cache_dir() == Path.cwd() / ".cache" / "shifteval")
+    True
+    """
     return Path(os.environ.get("SHIFTEVAL_CACHE") or Path.cwd() / ".cache" / "shifteval")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
+from types import ModuleType
 
 # Schemas as torchvision's C++ sources declare them (csrc/ops/nms.cpp, csrc/ops/quantized/...).
 _SCHEMAS = {
@@ -54,6 +55,16 @@ def ensure_torchvision() -> bool:
     bool
         True when the shim declared the missing operator schemas, False when nothing was
         needed (the extension loads, torchvision is absent or already imported).
+
+    Examples
+    --------
+    Idempotent: once torchvision is importable, a second call changes nothing.
+
+    >>> import shifteval.utils.compat as compat
+    >>> first = compat.ensure_torchvision()
+    >>> import torchvision
+    >>> compat.ensure_torchvision() == compat.applied == first
+    True
     """
     global _LIBRARY, applied
     if applied:
@@ -70,8 +81,20 @@ def ensure_torchvision() -> bool:
     return True
 
 
-def import_timm():
-    """Import and return :mod:`timm`, applying :func:`ensure_torchvision` first."""
+def import_timm() -> ModuleType:
+    """Import and return :mod:`timm`, applying :func:`ensure_torchvision` first.
+
+    Returns
+    -------
+    module
+        The :mod:`timm` module.
+
+    Examples
+    --------
+    >>> timm = import_timm()
+    >>> timm.__name__, callable(timm.create_model)
+    ('timm', True)
+    """
     ensure_torchvision()
     import timm
 

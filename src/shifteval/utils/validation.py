@@ -35,6 +35,13 @@ def probabilities(
     Returns
     -------
     numpy.ndarray of float64
+        ``probs`` as a float64 array (values unchanged).
+
+    Raises
+    ------
+    ValueError
+        If ``probs`` is not a non-empty 2-D numeric array, has the wrong number of columns, holds
+        NaN/infinite values or values outside [0, 1], or has a row not summing to 1.
 
     Examples
     --------
@@ -77,6 +84,30 @@ def labels(
 ) -> NDArray[np.int64]:
     """Check a 1-D array of integer class labels (length ``n``, values in ``[0, n_classes)``).
 
+    Parameters
+    ----------
+    values : array-like, shape (N,)
+        Integer labels (an empty array of any dtype is accepted).
+    name : str
+        How the message names the argument.
+    n : int, optional
+        Required length.
+    n_classes : int, optional
+        Number of classes; labels must lie in ``[0, n_classes)``.
+    where : str, optional
+        The file or object the labels came from, for the message.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        ``values`` as an int64 array.
+
+    Raises
+    ------
+    ValueError
+        If ``values`` is not a 1-D integer array, has not ``n`` entries, or has a label outside
+        ``[0, n_classes)``.
+
     Examples
     --------
     >>> labels([0, 2, 1], n_classes=3).tolist()
@@ -101,8 +132,25 @@ def labels(
 def same_length(**arrays: ArrayLike) -> int:
     """Check that the named arrays have one common length; return it.
 
+    Parameters
+    ----------
+    **arrays : array-like
+        The arrays, by the names the message should use (scalars count as length 1).
+
+    Returns
+    -------
+    int
+        The common length (0 when no array is given).
+
+    Raises
+    ------
+    ValueError
+        If two arrays differ in length.
+
     Examples
     --------
+    >>> same_length(a=[1, 2], b=np.zeros(2))
+    2
     >>> same_length(y_true=[1, 2, 3], y_pred=[1, 2])
     Traceback (most recent call last):
     ...
@@ -119,8 +167,29 @@ def same_length(**arrays: ArrayLike) -> int:
 def fraction(value: float, name: str, closed: bool = False) -> float:
     """Check a number in (0, 1) (``closed=True``: [0, 1]).
 
+    Parameters
+    ----------
+    value : float
+        The number to check.
+    name : str
+        How the message names the argument.
+    closed : bool
+        Accept the end points 0 and 1.
+
+    Returns
+    -------
+    float
+        ``value`` as a float.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` lies outside the interval.
+
     Examples
     --------
+    >>> fraction(1, "weight", closed=True)
+    1.0
     >>> fraction(0.95, "ci")
     0.95
     >>> fraction(1.0, "ci")
@@ -135,8 +204,27 @@ def fraction(value: float, name: str, closed: bool = False) -> float:
     return value
 
 
-def positive_int(value, name: str, minimum: int = 1) -> int:
+def positive_int(value: int | np.integer, name: str, minimum: int = 1) -> int:
     """Check an integer ``>= minimum`` (booleans refused).
+
+    Parameters
+    ----------
+    value : int or numpy integer
+        The number to check; floats and booleans are refused.
+    name : str
+        How the message names the argument.
+    minimum : int
+        Smallest accepted value.
+
+    Returns
+    -------
+    int
+        ``value`` as a Python int.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not an integer (or is a bool) or is below ``minimum``.
 
     Examples
     --------
@@ -155,10 +243,33 @@ def positive_int(value, name: str, minimum: int = 1) -> int:
 def images(values: ArrayLike, name: str = "images", where: str | None = None) -> NDArray[np.float32]:
     """Check a stack of grayscale images, shape (N, H, W), values in [0, 1].
 
+    Parameters
+    ----------
+    values : array-like, shape (N, H, W)
+        Pixel values in [0, 1] (within :data:`TOLERANCE`).
+    name : str
+        How the message names the argument.
+    where : str, optional
+        The file or object the images came from, for the message.
+
+    Returns
+    -------
+    numpy.ndarray of float32
+        ``values`` as a float32 array.
+
+    Raises
+    ------
+    ValueError
+        If ``values`` is not a non-empty 3-D array or holds non-finite values or values outside [0, 1].
+
     Examples
     --------
     >>> images(np.zeros((2, 8, 8))).dtype
     dtype('float32')
+    >>> images(np.full((1, 2, 2), 255.0), where="batch.npz")
+    Traceback (most recent call last):
+    ...
+    ValueError: batch.npz: 'images' must hold finite pixel values in [0, 1]
     """
     who = _prefix(name, where)
     arr = np.asarray(values)

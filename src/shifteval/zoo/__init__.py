@@ -8,16 +8,24 @@ are not trained again, so chapters share one zoo.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from ..utils import cache
 from ..utils.cache import cache_dir
 from .models import ModelSpec, default_zoo, epochs_of, train_and_predict
 from .store import Predictions, PredictionStore, validate_predictions
+
+if TYPE_CHECKING:
+    from pandas.io.formats.style import Styler
+
+    from ..datasets.world import Replication, World
 
 __all__ = [
     "ModelSpec", "PredictionStore", "Predictions", "Zoo", "build_zoo", "cache_dir", "default_zoo",
@@ -58,7 +66,7 @@ class Zoo:
             rows[spec.name]["family"] = spec.family
         return pd.DataFrame(rows).T[["family", *self.splits]].astype({s: float for s in self.splits})
 
-    def accuracy_on(self, world, indices, within: str = "pool") -> pd.Series:
+    def accuracy_on(self, world: World, indices: ArrayLike, within: str = "pool") -> pd.Series:
         """Accuracy of every model on a subset of a split, given as world example indices.
 
         Used for replications re-sampled after the zoo was trained (e.g. the noise-free ablation):
@@ -77,18 +85,51 @@ class Zoo:
         return np.stack([self.predictions(n, split).correct for n in self.names])
 
 
-def build_zoo(world, specs=None, store_root=None, progress: bool = True) -> Zoo:
+def build_zoo(
+    world: World,
+    specs: Iterable[ModelSpec] | None = None,
+    store_root: str | Path | None = None,
+    progress: bool = True,
+) -> Zoo:
     """Train (or load from the store) every model of ``specs`` on ``world`` and predict every split.
 
     Parameters
     ----------
     world : shifteval.datasets.world.World
+        The world whose ``train`` split the models are fitted on; every split is predicted.
     specs : list of ModelSpec, optional
         The zoo; :func:`default_zoo` by default.
     store_root : path, optional
         Folder of the prediction store; by default ``cache_dir()/zoo/<world key>-<code hash>``.
     progress : bool
         Show a progress bar over training epochs.
+
+    Returns
+    -------
+    Zoo
+        The specifications, the prediction store and the world's split names.
+
+    Raises
+    ------
+    ValueError
+        If two specifications share a name.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from shifteval.datasets.world import build_world
+    >>> world = build_world({"n_train": 100, "n_v1": 50, "n_pool": 300, "per_class": 3})
+    >>> specs = [ModelSpec("nb", "sklearn", "gaussian_nb"), ModelSpec("lr", "sklearn", "logistic")]
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     z = build_zoo(world, specs, store_root=tmp, progress=False)
+    ...     table = z.accuracy_table()
+    ...     again = build_zoo(world, specs, store_root=tmp, progress=False)  # loaded, not retrained
+    ...     same = bool((again.accuracy_table() == table).all().all())
+    ...     shape = z.correct("v1").shape  # predictions are read from the store on demand
+    >>> z.names, list(table.columns[:3]), shape, same
+    (['nb', 'lr'], ['family', 'train', 'v1'], (2, 50), True)
+    >>> bool(((table["v1"] > 0.1) & (table["v1"] <= 1)).all())  # better than chance (10 classes)
+    True
     """
     specs = list(specs) if specs is not None else default_zoo()
     names = [s.name for s in specs]
@@ -151,11 +192,34 @@ def _complete(store: PredictionStore, spec: ModelSpec, splits) -> bool:
         return False
 
 
-def accuracy_changes(table: pd.DataFrame, strategies, reference: str = "v1") -> dict:
+def accuracy_changes(table: pd.DataFrame, strategies: Iterable[str], reference: str = "v1") -> dict:
     """Per strategy: mean change (strategy − reference accuracy) over models and the share that dropped.
 
     Recht et al. (2019), Table 2 reports the mean change per sampling strategy; the share of models
     whose accuracy fell is the "every model drops" observation of their §3.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Accuracies (fractions), one row per model, one column per test set.
+    strategies : iterable of str
+        Columns of the replicated test sets.
+    reference : str
+        Column of the original test set.
+
+    Returns
+    -------
+    dict
+        ``{strategy: {"mean_change": float, "fraction_dropping": float}}``.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"v1": [0.9, 0.8], "top": [0.8, 0.9], "thr": [0.7, 0.6]})
+    >>> ch = accuracy_changes(t, ["top", "thr"])
+    >>> round(ch["top"]["mean_change"], 3), ch["top"]["fraction_dropping"]
+    (0.0, 0.5)
+    >>> round(ch["thr"]["mean_change"], 3), ch["thr"]["fraction_dropping"]
+    (-0.2, 1.0)
     """
     out = {}
     for s in strategies:
@@ -164,19 +228,66 @@ def accuracy_changes(table: pd.DataFrame, strategies, reference: str = "v1") -> 
     return out
 
 
-def replication_changes(zoo: Zoo, world, replication, table: pd.DataFrame) -> dict:
+def replication_changes(zoo: Zoo, world: World, replication: Replication, table: pd.DataFrame) -> dict:
     """:func:`accuracy_changes` of the zoo on the sets of another replication round of ``world``.
 
     The models are the same; only the sampled test sets differ (e.g. noise-free frequencies, or more
     annotators), so the accuracies are read from the stored predictions on the pool.
+
+    Parameters
+    ----------
+    zoo : Zoo
+        A zoo built on ``world`` (its ``pool`` predictions are used).
+    world : shifteval.datasets.world.World
+        The world the replication was sampled from.
+    replication : shifteval.datasets.world.Replication
+        The other round; its ``sets`` map strategy names to world example indices.
+    table : pandas.DataFrame
+        The zoo's accuracy table (its ``v1`` column is the reference).
+
+    Returns
+    -------
+    dict
+        As :func:`accuracy_changes`, one entry per set of ``replication``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from shifteval.datasets.world import build_world
+    >>> world = build_world({"n_train": 100, "n_v1": 50, "n_pool": 300, "per_class": 3})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     z = build_zoo(world, [ModelSpec("nb", "sklearn", "gaussian_nb")], store_root=tmp, progress=False)
+    ...     ch = replication_changes(z, world, world.replicate(5, round=1), z.accuracy_table())
+    >>> sorted(ch), sorted(ch["topimages"])
+    (['matchedfrequency', 'threshold0.7', 'topimages'], ['fraction_dropping', 'mean_change'])
     """
     acc = pd.DataFrame({s: zoo.accuracy_on(world, idx) for s, idx in replication.sets.items()})
     acc["v1"] = table["v1"]
     return accuracy_changes(acc, list(replication.sets))
 
 
-def change_table(table: pd.DataFrame, strategies):
-    """Accuracy on v1 and each replicated set with the changes (Δ), sorted by v1; a formatted ``Styler``."""
+def change_table(table: pd.DataFrame, strategies: list[str]) -> Styler:
+    """Accuracy on v1 and each replicated set with the changes (Δ), sorted by v1; a formatted ``Styler``.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Accuracy table with ``family``, ``v1`` and the ``strategies`` columns.
+    strategies : list of str
+        Replicated test sets to show.
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        Percentages; the underlying frame is ``.data``.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"family": ["a", "b"], "v1": [0.5, 0.9], "top": [0.4, 0.85]}, index=["m1", "m2"])
+    >>> shown = change_table(t, ["top"]).data
+    >>> list(shown.index), list(shown.columns), [round(x, 2) for x in shown["Δ top"]]
+    (['m2', 'm1'], ['family', 'v1', 'top', 'Δ top'], [-0.05, -0.1])
+    """
     shown = table[["family", "v1", *strategies]].copy()
     for s in strategies:
         shown[f"Δ {s}"] = shown[s] - shown["v1"]
@@ -185,7 +296,27 @@ def change_table(table: pd.DataFrame, strategies):
 
 
 def table2(changes: dict, frequencies: dict) -> pd.DataFrame:
-    """The world's version of Recht et al. (2019), Table 2: change, share dropping, mean frequencies."""
+    """The world's version of Recht et al. (2019), Table 2: change, share dropping, mean frequencies.
+
+    Parameters
+    ----------
+    changes : dict
+        Output of :func:`accuracy_changes`.
+    frequencies : dict
+        ``{strategy: {"observed": float, "true": float}}``, mean selection frequencies per set.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per strategy: change in points, share of models dropping, mean frequencies.
+
+    Examples
+    --------
+    >>> ch = {"top": {"mean_change": -0.05, "fraction_dropping": 0.75}}
+    >>> t = table2(ch, {"top": {"observed": 0.9, "true": 0.8}})
+    >>> round(float(t.loc["top", "mean change (points)"]), 2), t.loc["top", "models dropping"]
+    (-5.0, '75%')
+    """
     return pd.DataFrame({
         s: {
             "mean change (points)": 100 * c["mean_change"],

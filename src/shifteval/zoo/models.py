@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..nets import (  # noqa: F401  (re-exported: the zoo trains these networks)
     _torch,
@@ -33,7 +35,18 @@ FAMILIES = ("sklearn", "cnn", "timm")
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """What to train: ``family`` picks the trainer, ``kind`` the model within it, ``params`` its knobs."""
+    """What to train: ``family`` picks the trainer, ``kind`` the model within it, ``params`` its knobs.
+
+    Examples
+    --------
+    >>> spec = ModelSpec("lr", "sklearn", "logistic", {"C": 0.1})
+    >>> len(spec.key()), spec.key() == ModelSpec("lr", "sklearn", "logistic", {"C": 1.0}).key()
+    (16, False)
+    >>> ModelSpec("x", "keras", "mlp")
+    Traceback (most recent call last):
+    ...
+    ValueError: model 'x': family must be one of ('sklearn', 'cnn', 'timm'), got 'keras'
+    """
 
     name: str
     family: str
@@ -60,6 +73,13 @@ class FisherVectorEncoder:
     patches' log-likelihood with respect to the mixture means and variances, followed by power and L2
     normalisation. scikit-learn has the PCA and the mixture but no Fisher-vector encoder, so the encoding
     (about ten lines) is written out here.
+
+    Examples
+    --------
+    >>> imgs = np.random.default_rng(0).random((6, 8, 8)).astype(np.float32)
+    >>> fv = FisherVectorEncoder(k=2, dims=3).fit(imgs).transform(imgs)
+    >>> fv.shape, bool(np.allclose(np.linalg.norm(fv, axis=1), 1))  # 2 * k * dims features, unit norm
+    ((6, 12), True)
     """
 
     def __init__(self, k: int = 8, patch: int = 4, stride: int = 2, dims: int = 8, seed: int = 0):
@@ -73,7 +93,7 @@ class FisherVectorEncoder:
         ]
         return win.reshape(len(images), -1, self.patch * self.patch)
 
-    def fit(self, images):
+    def fit(self, images: NDArray) -> FisherVectorEncoder:
         """Learn the feature map from training images; return self."""
         from sklearn.decomposition import PCA
         from sklearn.mixture import GaussianMixture
@@ -87,7 +107,7 @@ class FisherVectorEncoder:
         self.gmm_.fit(self.pca_.transform(sample))
         return self
 
-    def transform(self, images):
+    def transform(self, images: NDArray) -> NDArray[np.float64]:
         """Features of ``images``."""
         patches = self._patches(images)
         n, m, _ = patches.shape
@@ -191,8 +211,39 @@ def _torch_model(spec: ModelSpec):
     return timm.create_model(spec.kind, pretrained=False, in_chans=1, num_classes=10, **kwargs)
 
 
-def train_torch(spec: ModelSpec, x_train, y_train, seed: int, progress=None):
-    """Train a zoo torch model on (N, H, W) images with AdamW and a one-cycle schedule; returns the model."""
+def train_torch(
+    spec: ModelSpec, x_train: ArrayLike, y_train: ArrayLike, seed: int, progress: Any = None
+) -> Any:
+    """Train a zoo torch model on (N, H, W) images with AdamW and a one-cycle schedule; returns the model.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        A ``cnn`` or ``timm`` specification; ``params`` may set ``epochs`` (10), ``batch_size`` (128),
+        ``lr`` (3e-3), ``weight_decay`` (1e-4), ``loss`` (``"ce"``) and the architecture's knobs.
+    x_train : array-like, shape (N, H, W)
+        Training images in [0, 1].
+    y_train : array-like, shape (N,)
+        Training labels (10 classes).
+    seed : int
+        Seed of initialisation and shuffling.
+    progress : tqdm-like, optional
+        Advanced once per epoch.
+
+    Returns
+    -------
+    torch.nn.Module
+        The trained network.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.random((16, 8, 8)).astype(np.float32), np.arange(16) % 10
+    >>> spec = ModelSpec("c", "cnn", "small_cnn", {"width": 2, "depth": 1, "epochs": 1, "batch_size": 8})
+    >>> net = train_torch(spec, x, y, seed=0)
+    >>> predict_torch(net, x[:3]).shape
+    (3, 10)
+    """
     torch = _torch()
     torch.manual_seed(int(seed))
     model = _torch_model(spec)
@@ -204,14 +255,24 @@ def train_torch(spec: ModelSpec, x_train, y_train, seed: int, progress=None):
     )  # fmt: skip
 
 
-def train_and_predict(spec: ModelSpec, x_train, y_train, images: dict, seed: int = 0, progress=None) -> dict:
+def train_and_predict(
+    spec: ModelSpec,
+    x_train: ArrayLike,
+    y_train: ArrayLike,
+    images: dict[str, ArrayLike],
+    seed: int = 0,
+    progress: Any = None,
+) -> dict[str, NDArray[np.float32]]:
     """Fit ``spec`` on the training images, then predict every array in ``images``.
 
     Parameters
     ----------
     spec : ModelSpec
+        What to train (``params["seed"]``, when given, overrides ``seed``).
     x_train : ndarray, shape (N, H, W)
+        Training images.
     y_train : ndarray, shape (N,)
+        Training labels in 0..9.
     images : dict of str -> ndarray (M, H, W)
         Arrays to predict (e.g. one per split).
     seed : int
@@ -222,7 +283,21 @@ def train_and_predict(spec: ModelSpec, x_train, y_train, images: dict, seed: int
     Returns
     -------
     dict of str -> ndarray (M, 10)
-        Softmax probabilities (float32) per input array.
+        Softmax probabilities (float32) per input array; classes absent from training get 0.
+
+    Raises
+    ------
+    ValueError
+        If a scikit-learn ``kind`` is unknown.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.random((30, 4, 4)), np.arange(30) % 3  # only classes 0, 1, 2 seen
+    >>> out = train_and_predict(ModelSpec("nb", "sklearn", "gaussian_nb"), x, y, {"a": x[:5]})
+    >>> p = out["a"]
+    >>> p.shape, p.dtype, bool(np.allclose(p.sum(axis=1), 1)), float(p[:, 3:].max())
+    ((5, 10), dtype('float32'), True, 0.0)
     """
     seed = int(spec.params.get("seed", seed))
     if spec.family == "sklearn":
@@ -244,12 +319,52 @@ def train_and_predict(spec: ModelSpec, x_train, y_train, images: dict, seed: int
 
 
 def epochs_of(spec: ModelSpec) -> int:
-    """Progress units a model's training takes (epochs for torch models, 1 otherwise)."""
+    """Progress units a model's training takes (epochs for torch models, 1 otherwise).
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        The model.
+
+    Returns
+    -------
+    int
+        ``params["epochs"]`` (default 10) for ``cnn``/``timm`` models, 1 for scikit-learn ones.
+
+    Examples
+    --------
+    >>> epochs_of(ModelSpec("c", "cnn", "small_cnn", {"epochs": 3})), epochs_of(ModelSpec("k", "sklearn", "knn"))
+    (3, 1)
+    """
     return int(spec.params.get("epochs", 10)) if spec.family != "sklearn" else 1
 
 
 def default_zoo(size: str = "default") -> list[ModelSpec]:
-    """The zoo: ``"default"`` (31 models, weak to strong) or ``"smoke"`` (six models, seconds)."""
+    """The zoo: ``"default"`` (31 models, weak to strong) or ``"smoke"`` (six models, seconds).
+
+    Parameters
+    ----------
+    size : {"default", "smoke"}
+        Which zoo.
+
+    Returns
+    -------
+    list of ModelSpec
+        The specifications, names unique.
+
+    Raises
+    ------
+    ValueError
+        If ``size`` is neither ``"default"`` nor ``"smoke"``.
+
+    Examples
+    --------
+    >>> zoo = default_zoo()
+    >>> len(zoo), len({s.name for s in zoo}), sorted({s.family for s in zoo})
+    (31, 31, ['cnn', 'sklearn', 'timm'])
+    >>> [s.family for s in default_zoo("smoke")].count("sklearn")
+    5
+    """
     if size == "smoke":
         return [
             ModelSpec("gaussian_nb", "sklearn", "gaussian_nb"),

@@ -10,7 +10,10 @@ process (``executor="local"``) or on a Dask cluster (``"dask://HOST:PORT"``, thr
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
 
 from ..datasets import real
 from . import pretrained
@@ -46,8 +49,34 @@ class Job:
         return self.dataset if self.split is None else f"{self.dataset}-{self.split}"
 
 
-def parse_dataset(spec: str):
-    """``"imagenetv2:matched-frequency"`` → ``("imagenetv2", "matched-frequency")``; the split is optional."""
+def parse_dataset(spec: str) -> tuple[str, str | None]:
+    """``"imagenetv2:matched-frequency"`` → ``("imagenetv2", "matched-frequency")``; the split is optional.
+
+    Parameters
+    ----------
+    spec : str
+        ``name`` or ``name:split``; ``name`` must be a key of :data:`DATASET_CLASSES`.
+
+    Returns
+    -------
+    name : str
+    split : str or None
+        None when ``spec`` names no split.
+
+    Raises
+    ------
+    ValueError
+        If the dataset name is unknown.
+
+    Examples
+    --------
+    >>> parse_dataset("imagenetv2:matched-frequency"), parse_dataset("cifar10.1")
+    (('imagenetv2', 'matched-frequency'), ('cifar10.1', None))
+    >>> parse_dataset("svhn")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown dataset 'svhn'; available: cifar10, cifar10.1, cifar10.2, cinic10, mnist, imagenet, imagenetv2
+    """
     name, _, split = spec.partition(":")
     if name not in DATASET_CLASSES:
         raise ValueError(f"unknown dataset {name!r}; available: {', '.join(DATASET_CLASSES)}")
@@ -55,7 +84,48 @@ def parse_dataset(spec: str):
 
 
 def run_job(job: Job, progress: bool = True) -> str:
-    """Run one job; returns ``"skipped"`` (already in the store) or ``"done"``."""
+    """Run one job; returns ``"skipped"`` (already in the store) or ``"done"``.
+
+    Parameters
+    ----------
+    job : Job
+        The model, the dataset and where to read and write.
+    progress : bool
+        Show a progress bar over batches.
+
+    Returns
+    -------
+    str
+        ``"done"`` after writing ``<out>/<model>/<store_name>.{npz,json}``, ``"skipped"`` when they exist.
+
+    Raises
+    ------
+    ValueError
+        If the model's output classes do not match the dataset's label space.
+    shifteval.datasets.real.DatasetError
+        If the dataset files are missing or malformed.
+
+    Examples
+    --------
+    A tiny CIFAR-10.1 in its official ``.npy`` format and local weights, both in a temporary folder:
+
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from safetensors.torch import save_file
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> root = Path(tmp.name)
+    >>> rng = np.random.default_rng(0)
+    >>> np.save(root / "cifar10.1_v6_data.npy", rng.integers(0, 256, (4, 32, 32, 3), dtype=np.uint8))
+    >>> np.save(root / "cifar10.1_v6_labels.npy", np.array([0, 1, 2, 3]))
+    >>> model = pretrained.load_model("resnet10t", None, num_classes=10)
+    >>> save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(root / "w.safetensors"))
+    >>> job = Job("resnet10t", "cifar10.1", str(root), str(root / "store"), weights=str(root / "w.safetensors"))
+    >>> run_job(job, progress=False), run_job(job, progress=False)
+    ('done', 'skipped')
+    >>> PredictionStore(root / "store").load("resnet10t", "cifar10.1").probs.shape
+    (4, 10)
+    >>> tmp.cleanup()
+    """
     store = PredictionStore(job.out)
     if store.has(job.model, job.store_name):
         return "skipped"
@@ -81,8 +151,50 @@ def run_job(job: Job, progress: bool = True) -> str:
     return "done"
 
 
-def run_jobs(jobs, executor: str = "local", progress: bool = True) -> list[str]:
-    """Run jobs locally or on a Dask cluster (``"dask://HOST:PORT"``); returns each job's status."""
+def run_jobs(jobs: Iterable[Job], executor: str = "local", progress: bool = True) -> list[str]:
+    """Run jobs locally or on a Dask cluster (``"dask://HOST:PORT"``); returns each job's status.
+
+    Parameters
+    ----------
+    jobs : iterable of Job
+        The jobs (independent of each other).
+    executor : str
+        ``"local"`` (in this process, in order) or ``"dask://HOST:PORT"`` (a running scheduler).
+    progress : bool
+        Progress bars for local jobs (never on Dask workers).
+
+    Returns
+    -------
+    list of str
+        :func:`run_job`'s status per job, in order.
+
+    Raises
+    ------
+    ValueError
+        If ``executor`` is neither form.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from safetensors.torch import save_file
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> root = Path(tmp.name)
+    >>> rng = np.random.default_rng(0)
+    >>> np.save(root / "cifar10.1_v6_data.npy", rng.integers(0, 256, (4, 32, 32, 3), dtype=np.uint8))
+    >>> np.save(root / "cifar10.1_v6_labels.npy", np.array([0, 1, 2, 3]))
+    >>> model = pretrained.load_model("resnet10t", None, num_classes=10)
+    >>> save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(root / "w.safetensors"))
+    >>> jobs = make_jobs(["resnet10t"], ["cifar10.1"], {"cifar10.1": root}, root / "store",
+    ...                  weights={"resnet10t": str(root / "w.safetensors")})
+    >>> run_jobs(jobs, progress=False), run_jobs(jobs, progress=False)
+    (['done'], ['skipped'])
+    >>> run_jobs(jobs, executor="slurm")
+    Traceback (most recent call last):
+    ...
+    ValueError: executor must be 'local' or 'dask://HOST:PORT', got 'slurm'
+    >>> tmp.cleanup()
+    """
     jobs = list(jobs)
     if executor == "local":
         return [run_job(job, progress) for job in jobs]
@@ -95,8 +207,52 @@ def run_jobs(jobs, executor: str = "local", progress: bool = True) -> list[str]:
     raise ValueError(f"executor must be 'local' or 'dask://HOST:PORT', got {executor!r}")
 
 
-def make_jobs(models, datasets, data_roots: dict, out, weights: dict | None = None, **kwargs) -> list[Job]:
-    """The cross product of models and datasets (``name`` or ``name:split``) as jobs."""
+def make_jobs(
+    models: Iterable[str],
+    datasets: Iterable[str],
+    data_roots: dict,
+    out: str | Path,
+    weights: dict | None = None,
+    **kwargs: Any,
+) -> list[Job]:
+    """The cross product of models and datasets (``name`` or ``name:split``) as jobs.
+
+    Parameters
+    ----------
+    models : iterable of str
+        timm model names.
+    datasets : iterable of str
+        ``name`` or ``name:split`` (see :func:`parse_dataset`).
+    data_roots : dict
+        Dataset name to the folder holding it.
+    out : str or path
+        The prediction store's folder.
+    weights : dict, optional
+        Model name to a weights file (or ``"cache"``); models not listed get None.
+    **kwargs
+        Further :class:`Job` fields (``batch_size``, ``allow_download``).
+
+    Returns
+    -------
+    list of Job
+        Dataset-major order: every model on the first dataset, then on the next.
+
+    Raises
+    ------
+    ValueError
+        If a dataset is unknown or has no entry in ``data_roots``.
+
+    Examples
+    --------
+    >>> jobs = make_jobs(["a", "b"], ["cifar10.1:v4", "mnist"], {"cifar10.1": "/d/c", "mnist": "/d/m"}, "/out",
+    ...                  batch_size=8)
+    >>> [(j.model, j.store_name, j.batch_size) for j in jobs]
+    [('a', 'cifar10.1-v4', 8), ('b', 'cifar10.1-v4', 8), ('a', 'mnist', 8), ('b', 'mnist', 8)]
+    >>> make_jobs(["a"], ["mnist"], {}, "/out")
+    Traceback (most recent call last):
+    ...
+    ValueError: no data root given for 'mnist'; pass --data-root mnist=PATH
+    """
     jobs = []
     for spec in datasets:
         name, split = parse_dataset(spec)

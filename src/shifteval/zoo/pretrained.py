@@ -9,16 +9,23 @@ data configuration for the model; inference runs on CUDA when available, otherwi
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..utils.compat import import_timm
 
 
 def load_model(
-    name: str, weights=None, num_classes: int | None = None, allow_download: bool = False, in_chans: int = 3
-):
+    name: str,
+    weights: str | os.PathLike | None = None,
+    num_classes: int | None = None,
+    allow_download: bool = False,
+    in_chans: int = 3,
+) -> Any:
     """A timm model by name with pretrained weights, in eval mode.
 
     Parameters
@@ -30,6 +37,40 @@ def load_model(
         cache (downloaded only when ``allow_download``), or ``None`` for random initialisation.
     num_classes : int, optional
         Output classes (defaults to the architecture's own, 1,000 for ImageNet models).
+    allow_download : bool
+        With ``weights="cache"``, let timm download missing weights (otherwise ``HF_HUB_OFFLINE=1``
+        is set for the process).
+    in_chans : int
+        Input channels.
+
+    Returns
+    -------
+    torch.nn.Module
+        The timm model, in eval mode, on the CPU.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``weights="cache"`` and the weights are not cached (and downloads are not allowed), or a
+        weights file does not exist.
+    RuntimeError
+        If a weights file does not fit the architecture (from ``load_state_dict``).
+
+    Examples
+    --------
+    Random initialisation, then a round trip through a local safetensors file (never the network):
+
+    >>> import tempfile
+    >>> from safetensors.torch import save_file
+    >>> model = load_model("resnet10t", None, num_classes=3)
+    >>> model.num_classes, model.training
+    (3, False)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "w.safetensors")
+    ...     save_file({k: v.contiguous() for k, v in model.state_dict().items()}, path)
+    ...     again = load_model("resnet10t", path, num_classes=3)
+    >>> all(bool((a == b).all()) for a, b in zip(model.state_dict().values(), again.state_dict().values()))
+    True
     """
     timm = import_timm()
     kwargs = {"in_chans": in_chans}
@@ -52,8 +93,39 @@ def load_model(
     return model.eval()
 
 
-def load_state_dict(path) -> dict:
-    """Read a state dict safely: safetensors, or ``torch.load(weights_only=True)``."""
+def load_state_dict(path: str | os.PathLike) -> dict:
+    """Read a state dict safely: safetensors, or ``torch.load(weights_only=True)``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.safetensors`` file, or a ``.pth``/``.bin`` checkpoint (a state dict, or a dict whose
+        ``"state_dict"`` entry is one).
+
+    Returns
+    -------
+    dict
+        Parameter names to tensors.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` is not a file.
+
+    Examples
+    --------
+    >>> import tempfile, torch
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "ckpt.pth"
+    ...     torch.save({"state_dict": {"w": torch.ones(2)}}, path)
+    ...     state = load_state_dict(path)
+    >>> sorted(state), state["w"].tolist()
+    (['w'], [1.0, 1.0])
+    >>> load_state_dict("/no/such.pth")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: weights file /no/such.pth does not exist
+    """
     import torch
 
     path = Path(path)
@@ -70,21 +142,57 @@ def load_state_dict(path) -> dict:
 
 
 def device() -> str:
-    """``cuda`` when a GPU is available, else ``cpu``."""
+    """``cuda`` when a GPU is available, else ``cpu``.
+
+    Returns
+    -------
+    str
+        ``"cuda"`` or ``"cpu"``.
+
+    Examples
+    --------
+    >>> device() in ("cuda", "cpu")
+    True
+    """
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def predict(
-    model, images, batch_size: int = 64, progress: bool = True, desc: str = "predicting"
+    model: Any,
+    images: ArrayLike | Sequence[ArrayLike],
+    batch_size: int = 64,
+    progress: bool = True,
+    desc: str = "predicting",
 ) -> np.ndarray:
     """Softmax probabilities of a timm model on images, with timm's preprocessing for the model.
 
     Parameters
     ----------
+    model : torch.nn.Module
+        A timm model (e.g. from :func:`load_model`); moved to :func:`device`.
     images : ndarray (N, H, W[, C]) of uint8, or a sequence of such arrays (e.g. ``ImageFiles``)
         Grayscale images are repeated to three channels when the model expects three.
+    batch_size : int
+        Images per forward pass.
+    progress : bool
+        Show a progress bar over batches.
+    desc : str
+        The progress bar's label.
+
+    Returns
+    -------
+    numpy.ndarray of float32, shape (N, K)
+        Softmax probabilities, rows summing to 1.
+
+    Examples
+    --------
+    >>> model = load_model("resnet10t", None, num_classes=3)
+    >>> imgs = np.random.default_rng(0).integers(0, 256, (5, 32, 32), dtype=np.uint8)  # grayscale
+    >>> p = predict(model, imgs, batch_size=2, progress=False)
+    >>> p.shape, p.dtype, bool(np.allclose(p.sum(axis=1), 1, atol=1e-5))
+    ((5, 3), dtype('float32'), True)
     """
     import torch
     from PIL import Image

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..utils import validation
 from ..utils.io import atomic_write_bytes, atomic_write_json
@@ -56,8 +57,24 @@ class Predictions:
         return float(self.correct.mean())
 
 
-def validate_predictions(labels, probs, where: str = "predictions"):
+def validate_predictions(
+    labels: ArrayLike, probs: ArrayLike, where: str = "predictions"
+) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
     """Check labels and probabilities; return them as int64 and float32 arrays.
+
+    Parameters
+    ----------
+    labels : array-like, shape (N,)
+        True class of every example.
+    probs : array-like, shape (N, K)
+        Softmax probabilities, one row per example.
+    where : str
+        Names the source (file, ``model/dataset``) in error messages.
+
+    Returns
+    -------
+    labels : numpy.ndarray of int64, shape (N,)
+    probs : numpy.ndarray of float32, shape (N, K)
 
     Raises
     ------
@@ -65,6 +82,16 @@ def validate_predictions(labels, probs, where: str = "predictions"):
         Naming ``where`` and what was expected: 1-D integer labels in [0, K), an N×K array of
         probabilities in [0, 1] whose rows sum to 1 (within :data:`shifteval.utils.validation.TOLERANCE`),
         matching lengths, no NaN.
+
+    Examples
+    --------
+    >>> y, p = validate_predictions([1, 0], [[0.25, 0.75], [1.0, 0.0]])
+    >>> y.dtype, p.dtype, p.shape
+    (dtype('int64'), dtype('float32'), (2, 2))
+    >>> validate_predictions([0, 2], [[0.5, 0.5], [0.5, 0.5]], where="m/v1")
+    Traceback (most recent call last):
+    ...
+    ValueError: m/v1: 'labels' must lie in [0, 2); found 2
     """
     probs = validation.probabilities(probs, "probs", where=where)
     labels = validation.labels(labels, "labels", n=len(probs), n_classes=probs.shape[1], where=where)
@@ -72,9 +99,23 @@ def validate_predictions(labels, probs, where: str = "predictions"):
 
 
 class PredictionStore:
-    """A folder of predictions, ``<root>/<model>/<dataset>.{npz,json}``."""
+    """A folder of predictions, ``<root>/<model>/<dataset>.{npz,json}``.
 
-    def __init__(self, root):
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     store = PredictionStore(tmp)
+    ...     saved = store.save("m1", "v1", [0, 1], [[0.9, 0.1], [0.6, 0.4]], {"epochs": 3})
+    ...     _ = store.save("m1", "v2", [1], [[0.2, 0.8]])
+    ...     loaded = store.load("m1", "v1")
+    ...     print(saved.accuracy, loaded.predicted.tolist(), loaded.meta["parameters"])
+    ...     print(store.models(), store.datasets("m1"), sorted(store.pairs("v1", "v2")))
+    0.5 [0, 0] {'epochs': 3}
+    ['m1'] ['v1', 'v2'] ['m1']
+    """
+
+    def __init__(self, root: str | Path):
         self.root = Path(root)
 
     def _paths(self, model: str, dataset: str):
@@ -89,7 +130,9 @@ class PredictionStore:
         npz, sidecar = self._paths(model, dataset)
         return npz.is_file() and sidecar.is_file()
 
-    def save(self, model: str, dataset: str, labels, probs, parameters: dict | None = None) -> Predictions:
+    def save(
+        self, model: str, dataset: str, labels: ArrayLike, probs: ArrayLike, parameters: dict | None = None
+    ) -> Predictions:
         """Validate and write one prediction (npz first, sidecar last, both atomic)."""
         labels, probs = validate_predictions(labels, probs, f"{model}/{dataset}")
         npz, sidecar = self._paths(model, dataset)
@@ -130,7 +173,9 @@ class PredictionStore:
             raise ValueError(f"{sidecar} is not valid JSON: {exc}") from exc
         return Predictions(model, dataset, labels, probs, meta)
 
-    def pairs(self, first: str, second: str, models=None) -> dict:
+    def pairs(
+        self, first: str, second: str, models: list[str] | None = None
+    ) -> dict[str, tuple[Predictions, Predictions]]:
         """``{model: (predictions on first, predictions on second)}`` for every model that has both.
 
         Raises
