@@ -7,7 +7,7 @@ chapter composes panels with ``plt.subplots`` and keeps its cells short.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import matplotlib.pyplot as plt
@@ -118,8 +118,8 @@ def _percent_ticks(ax, lo: float, hi: float, scale: str, n: int = 6, which: str 
 @traced
 def image_grid(
     images: ArrayLike,
-    row_labels: list[str] | None = None,
-    col_labels: list[str] | None = None,
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
     cell: float = 0.9,
     cmap: str = "gray_r",
 ) -> Figure:
@@ -129,7 +129,7 @@ def image_grid(
     ----------
     images : array_like, shape (rows, cols, H, W)
         Grayscale images with values in [0, 1].
-    row_labels, col_labels : list of str, optional
+    row_labels, col_labels : sequence of str, optional
         Labels left of the first column and above the first row.
     cell : float
         Size of one image in inches.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -11,6 +12,9 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from .. import selection
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def fig3_toy_model(
@@ -168,7 +172,7 @@ def fig5_naive(
 def fig6_estimates(
     acc_v1: ArrayLike,
     acc_v2: ArrayLike,
-    estimates: Mapping[str, ArrayLike],
+    estimates: pd.DataFrame | Mapping[str, ArrayLike],
     truth: ArrayLike,
     jack_low: ArrayLike,
     jack_high: ArrayLike,
@@ -182,8 +186,8 @@ def fig6_estimates(
     ----------
     acc_v1, acc_v2 : array_like
         Each model's observed accuracy on v1 and on v2.
-    estimates : mapping of str -> array_like
-        Adjusted v2 accuracies, ``"jackknife"`` and ``"parametric"`` (e.g. a DataFrame's columns).
+    estimates : pandas.DataFrame or mapping of str -> array_like
+        Adjusted v2 accuracies, columns ``"jackknife"`` and ``"parametric"``.
     truth : array_like
         Each model's v2 accuracy adjusted with the true selection frequencies.
     jack_low, jack_high : array_like
