@@ -7,18 +7,28 @@ chapter composes panels with ``plt.subplots`` and keeps its cells short.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
+from matplotlib.figure import Figure
+from numpy.typing import ArrayLike
 
 from ..linfit import transform
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pandas.io.formats.style import Styler
 
 FIT_COLOR = "#c0392b"
 POINT_COLOR = "#2c3e50"
 
+_F = TypeVar("_F", bound=Callable[..., Any])
 
-def traced(function):
+
+def traced(function: _F) -> _F:
     """Mark what ``function`` returns (a figure, axes, or a tuple holding them) as drawn by it.
 
     A figure keeps the list of traced functions that drew on it, in order.
@@ -27,6 +37,29 @@ def traced(function):
     which library function drew each figure of the book. Every public function of the chapters' figure
     modules is wrapped by ``shifteval.viz`` on import, so a new figure function is traced without
     ceremony.
+
+    Parameters
+    ----------
+    function : callable
+        A function returning a ``Figure``, an ``Axes`` or a tuple holding them.
+
+    Returns
+    -------
+    callable
+        The wrapped function (same signature, name and docstring; ``_shifteval_traced`` set).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> @traced
+    ... def demo():
+    ...     return plt.figure()
+    >>> fig = demo()
+    >>> [name.rsplit(".", 1)[-1] for name in fig._shifteval_drawn_by], demo._shifteval_traced
+    (['demo'], True)
+    >>> plt.close(fig)
     """
     where = f"{function.__module__}.{function.__qualname__}"
 
@@ -45,7 +78,20 @@ def traced(function):
 
 
 def set_style() -> None:
-    """The book's plotting style (seaborn whitegrid, readable sizes)."""
+    """The book's plotting style (seaborn whitegrid, readable sizes).
+
+    Returns
+    -------
+    None
+        Changes Matplotlib's global ``rcParams``.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> set_style()
+    >>> plt.rcParams["savefig.dpi"], plt.rcParams["figure.autolayout"]
+    (150.0, False)
+    """
     sns.set_theme(style="whitegrid", context="notebook", font_scale=0.95)
     plt.rcParams.update({"figure.dpi": 100, "savefig.dpi": 150, "figure.autolayout": False})
 
@@ -70,8 +116,41 @@ def _percent_ticks(ax, lo: float, hi: float, scale: str, n: int = 6, which: str 
 
 
 @traced
-def image_grid(images, row_labels=None, col_labels=None, cell: float = 0.9, cmap: str = "gray_r"):
-    """A grid of small grayscale images: ``images`` has shape (rows, cols, H, W). Returns the figure."""
+def image_grid(
+    images: ArrayLike,
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
+    cell: float = 0.9,
+    cmap: str = "gray_r",
+) -> Figure:
+    """A grid of small grayscale images: ``images`` has shape (rows, cols, H, W). Returns the figure.
+
+    Parameters
+    ----------
+    images : array_like, shape (rows, cols, H, W)
+        Grayscale images with values in [0, 1].
+    row_labels, col_labels : sequence of str, optional
+        Labels left of the first column and above the first row.
+    cell : float
+        Size of one image in inches.
+    cmap : str
+        Matplotlib colormap.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes per image, ticks hidden.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> fig = image_grid(np.zeros((2, 3, 4, 4)), col_labels=["a", "b", "c"])
+    >>> len(fig.axes), fig.axes[1].get_title()
+    (6, 'b')
+    >>> plt.close(fig)
+    """
     images = np.asarray(images)
     rows, cols = images.shape[:2]
     fig, axes = plt.subplots(rows, cols, figsize=(cols * cell, rows * cell), squeeze=False)
@@ -90,12 +169,33 @@ def image_grid(images, row_labels=None, col_labels=None, cell: float = 0.9, cmap
     return fig
 
 
-def figure(name: str, fig=None) -> None:
+def figure(name: str, fig: Figure | None = None) -> None:
     """Hand a figure to the book as a numbered, captioned figure (myst-nb ``glue``).
 
     The figure is stored in the cell's output under ``name`` (hidden there) and closed; a following
     markdown cell places it with ``{glue:figure} name`` and its caption, which Sphinx numbers and makes
     cross-referenceable (``{numref}`fig-<name>```). Without myst-nb the figure is simply shown.
+
+    Parameters
+    ----------
+    name : str
+        The glue key (the figure's label in the book).
+    fig : matplotlib.figure.Figure, optional
+        The figure; by default the current one.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> fig = image_grid(np.zeros((1, 1, 2, 2)))
+    >>> figure("doctest-grid", fig)
+    >>> plt.fignum_exists(fig.number)  # glued and closed
+    False
     """
     from ..book.results import trace_figure
 
@@ -110,12 +210,28 @@ def figure(name: str, fig=None) -> None:
     plt.close(fig)
 
 
-def table(name: str, frame) -> None:
+def table(name: str, frame: pd.DataFrame | Styler) -> None:
     """Hand a table (a DataFrame or its ``Styler``) to the book as a numbered, captioned table.
 
     Like :func:`figure`: the table is glued under ``name`` and not shown in place; a following markdown
     cell places it with ``{glue:figure} name`` and ``:name: tbl-<name>``, which the book's Sphinx
     extension numbers as a table (``{numref}`tbl-<name>```). Without myst-nb the table is displayed.
+
+    Parameters
+    ----------
+    name : str
+        The glue key (the table's label in the book).
+    frame : pandas.DataFrame or pandas.io.formats.style.Styler
+        The table.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table("doctest-table", pd.DataFrame({"a": [1, 2]}))
     """
     from ..book.results import trace_figure
 

@@ -2,29 +2,38 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from numpy.typing import ArrayLike
 
 from ..datasets import published
 from ..linfit import LinearFit, inverse_transform, transform
 from .common import FIT_COLOR, POINT_COLOR, _percent_ticks
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 def fit_panel(
-    ax,
-    orig,
-    new,
+    ax: Axes,
+    orig: ArrayLike,
+    new: ArrayLike,
     fit: LinearFit,
     *,
-    orig_ci=None,
-    new_ci=None,
+    orig_ci: tuple[ArrayLike, ArrayLike] | None = None,
+    new_ci: tuple[ArrayLike, ArrayLike] | None = None,
     title: str | None = None,
-    extra=None,
+    extra: tuple[ArrayLike, ArrayLike] | None = None,
     extra_label: str | None = None,
     xlabel: str = "original test accuracy (%)",
     ylabel: str = "new test accuracy (%)",
     point_label: str = "model",
-):
+) -> Axes:
     """Recht et al. (2019), Figures 1, 2 and 6: new vs. original accuracy of every model.
 
     Points with Clopper-Pearson error bars, the line y = x, the least-squares fit and its
@@ -34,14 +43,33 @@ def fit_panel(
     Parameters
     ----------
     ax : matplotlib.axes.Axes
+        Where to draw; returned.
     orig, new : array_like
         Accuracies of the fitted models.
     fit : LinearFit
         The fit to draw (its scale sets the axes).
     orig_ci, new_ci : (low, high) arrays, optional
         Error bars (fractions).
+    title, extra_label : str, optional
+        Panel title; legend label of ``extra``.
     extra : (orig, new) arrays, optional
         Models drawn but not fitted (e.g. Fisher-vector baselines), as hollow markers.
+    xlabel, ylabel, point_label : str
+        Axis labels (" — probit scale" is appended on probit axes); the points' legend label.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> from shifteval.linfit import fit_linear
+    >>> x = np.array([0.6, 0.7, 0.8, 0.9])  # new = original - 0.1: a fitted slope of 1
+    >>> ax = fit_panel(plt.figure().gca(), x, x - 0.1, fit_linear(x, x - 0.1, n_boot=50), title="demo")
+    >>> ax.get_title(), ax.get_xlabel(), ax.get_legend().get_texts()[1].get_text()
+    ('demo', 'original test accuracy (%)', 'linear fit')
+    >>> plt.close("all")
     """
     scale = fit.scale
     orig, new = np.asarray(orig, float), np.asarray(new, float)
@@ -82,7 +110,9 @@ def fit_panel(
     return ax
 
 
-def rank_change(ax, orig_rank, new_rank, names=None, top: int = 8):
+def rank_change(
+    ax: Axes, orig_rank: ArrayLike, new_rank: ArrayLike, names: ArrayLike | None = None, top: int = 8
+) -> Axes:
     """Original rank against new rank: points on the diagonal kept their place.
 
     Recht et al. (2019, §3.3, "Few changes in the relative order"). The ranks are the *printed*
@@ -92,12 +122,33 @@ def rank_change(ax, orig_rank, new_rank, names=None, top: int = 8):
     Parameters
     ----------
     ax : matplotlib.axes.Axes
+        Where to draw; returned, both axes inverted.
     orig_rank, new_rank : array_like of int
         1-based ranks on the original and the new test set.
     names : array_like of str, optional
         Model names, for the labels.
     top : int
         How many of the most-moved models to label.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Raises
+    ------
+    ValueError
+        When ``orig_rank`` and ``new_rank`` differ in length.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> ax = rank_change(plt.figure().gca(), [1, 2, 3], [3, 2, 1], names=["a", "b", "c"], top=2)
+    >>> sorted(t.get_text() for t in ax.texts)  # the two models that moved
+    ['a', 'c']
+    >>> fig = table14_rank_change(published.load_table("recht2019_imagenet_top1_matchedfrequency"), top=3)
+    >>> len(fig.axes[0].texts), fig.axes[0].get_title()
+    (3, 'ImageNet top-1, MatchedFrequency')
+    >>> plt.close("all")
     """
     r_orig, r_new = np.asarray(orig_rank, int), np.asarray(new_rank, int)
     if r_orig.shape != r_new.shape:
@@ -120,8 +171,42 @@ def rank_change(ax, orig_rank, new_rank, names=None, top: int = 8):
     return ax
 
 
-def gaussian_model_panel(ax, acc1, acc2, slope: float, intercept: float, fitted: LinearFit | None = None):
-    """Recht et al. (2019, §5.3): simulated probit accuracies against the analytic line."""
+def gaussian_model_panel(
+    ax: Axes,
+    acc1: ArrayLike,
+    acc2: ArrayLike,
+    slope: float,
+    intercept: float,
+    fitted: LinearFit | None = None,
+) -> Axes:
+    """Recht et al. (2019, §5.3): simulated probit accuracies against the analytic line.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw; returned.
+    acc1, acc2 : array_like
+        Simulated accuracies (fractions) on test sets 1 and 2.
+    slope, intercept : float
+        The analytic line (probit units).
+    fitted : LinearFit, optional
+        A least-squares fit to draw as well (dotted).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> acc = np.array([0.6, 0.7, 0.8])
+    >>> ax = gaussian_model_panel(plt.figure().gca(), acc, acc - 0.1, 1.0, -0.3)
+    >>> ax.get_legend().get_texts()[1].get_text()
+    'analytic: u = 1.000, v = -0.300'
+    >>> [ax.get_title() for ax in sec53_gaussian_difficulty({"a": (acc, acc, 1, 0, None), "b": (acc, acc, 1, 0, None)}).axes]
+    ['a', 'b']
+    >>> plt.close("all")
+    """
     t1, t2 = transform(acc1, "probit"), transform(acc2, "probit")
     ax.plot(t1, t2, "o", ms=4, color=POINT_COLOR, label="simulated models")
     grid = np.linspace(t1.min() - 0.2, t1.max() + 0.2, 50)
@@ -169,7 +254,7 @@ def _table_panel(ax, table, fit: LinearFit, title: str, *, fv_extra: bool = Fals
     return ax
 
 
-def fig1_linear_fits(cifar, imagenet, fits: dict):
+def fig1_linear_fits(cifar: pd.DataFrame, imagenet: pd.DataFrame, fits: dict[str, LinearFit]) -> Figure:
     """Recht et al. (2019), Figure 1: CIFAR-10 (Table 11) and ImageNet top-1 MatchedFrequency (Table 14).
 
     The 64 convolutional networks on ImageNet, as in the paper (the Fisher-vector models are left
@@ -181,6 +266,25 @@ def fig1_linear_fits(cifar, imagenet, fits: dict):
         The two transcribed tables.
     fits : dict
         :func:`shifteval.testbeds.fit_recht2019`'s fits (``cifar10``, ``imagenet_top1_matchedfrequency_cnn``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> from shifteval.testbeds import fit_recht2019
+    >>> tables, fits = {n: published.load_table(n) for n in published.list_tables()}, fit_recht2019(n_boot=20)
+    >>> t14 = tables["recht2019_imagenet_top1_matchedfrequency"]
+    >>> [ax.get_title() for ax in fig1_linear_fits(tables["recht2019_cifar10"], t14, fits).axes]
+    ['CIFAR-10', 'ImageNet top-1, MatchedFrequency']
+    >>> [ax.get_title() for ax in fig6_linear_vs_probit(t14, fits).axes]
+    ['linear axes, all 67 models', 'probit axes, all 67 models']
+    >>> fig12, fig13 = fig12_all_test_sets(tables, fits), fig13_probit_all_models(tables, fits)
+    >>> len(fig12.axes), fig12.axes[0].get_title(), fig13.axes[5].get_title(), fig13.axes[5].get_xlabel()[-12:]
+    (6, 'top-1, MatchedFrequency', 'top-5, TopImages', 'probit scale')
+    >>> plt.close("all")
     """
     fig, axes = plt.subplots(1, 2, figsize=(11, 5.3))
     _table_panel(axes[0], cifar, fits["cifar10"], "CIFAR-10")
@@ -191,10 +295,25 @@ def fig1_linear_fits(cifar, imagenet, fits: dict):
     return fig
 
 
-def fig6_linear_vs_probit(imagenet, fits: dict):
+def fig6_linear_vs_probit(imagenet: pd.DataFrame, fits: dict[str, LinearFit]) -> Figure:
     """Recht et al. (2019), Figure 6: all 67 ImageNet models (Fisher vectors hollow), linear and probit.
 
     Fits ``imagenet_top1_matchedfrequency_all_{linear,probit}``.
+
+    Parameters
+    ----------
+    imagenet : pandas.DataFrame
+        Table 14 (ImageNet top-1, MatchedFrequency).
+    fits : dict
+        :func:`shifteval.testbeds.fit_recht2019`'s fits.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    Drawn in the example of :func:`fig1_linear_fits`.
     """
     fig, axes = plt.subplots(1, 2, figsize=(11, 5.3))
     for ax, key, scale in zip(
@@ -224,7 +343,7 @@ def _grid(tables: dict, fits: dict, suffix: str, fv: bool):
     return fig
 
 
-def fig12_all_test_sets(tables: dict, fits: dict):
+def fig12_all_test_sets(tables: dict[str, pd.DataFrame], fits: dict[str, LinearFit]) -> Figure:
     """Recht et al. (2019), Figure 12: top-1 (top row) and top-5 (bottom row) on the three new test sets.
 
     Linear axes, the 64 convolutional networks, fits ``imagenet_{top1,top5}_{strategy}_cnn``.
@@ -235,28 +354,86 @@ def fig12_all_test_sets(tables: dict, fits: dict):
         Transcribed tables by name (``recht2019_imagenet_{k}_{strategy}``).
     fits : dict
         :func:`shifteval.testbeds.fit_recht2019`'s fits.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    Drawn in the example of :func:`fig1_linear_fits`.
     """
     return _grid(tables, fits, "cnn", fv=False)
 
 
-def fig13_probit_all_models(tables: dict, fits: dict):
+def fig13_probit_all_models(tables: dict[str, pd.DataFrame], fits: dict[str, LinearFit]) -> Figure:
     """Recht et al. (2019), Figure 13: Figure 12 on probit axes, all 67 models (Fisher vectors hollow).
 
     Fits ``imagenet_{top1,top5}_{strategy}_all_probit``.
+
+    Parameters
+    ----------
+    tables, fits : dict
+        As for :func:`fig12_all_test_sets`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    Drawn in the example of :func:`fig1_linear_fits`.
     """
     return _grid(tables, fits, "all_probit", fv=True)
 
 
-def table14_rank_change(table, top: int = 8):
-    """The printed ranks of Table 14 (ImageNet top-1 MatchedFrequency) as a figure (§3.3)."""
+def table14_rank_change(table: pd.DataFrame, top: int = 8) -> Figure:
+    """The printed ranks of Table 14 (ImageNet top-1 MatchedFrequency) as a figure (§3.3).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The transcribed table (``model``, ``orig_rank``, ``new_rank``).
+    top : int
+        How many of the most-moved models to label (see :func:`rank_change`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    Drawn in the example of :func:`rank_change`.
+    """
     fig, ax = plt.subplots(figsize=(5.5, 5.3))
     rank_change(ax, table.orig_rank, table.new_rank, names=table.model.to_numpy(), top=top)
     ax.set_title("ImageNet top-1, MatchedFrequency")
     return fig
 
 
-def engstrom_fig6b_timm_testbed(table, fit: LinearFit, recht_fit: LinearFit):
-    """Engstrom et al. (2020), Figure 6b unadjusted: 136 timm models, with Recht et al.'s line (dotted)."""
+def engstrom_fig6b_timm_testbed(table: pd.DataFrame, fit: LinearFit, recht_fit: LinearFit) -> Figure:
+    """Engstrom et al. (2020), Figure 6b unadjusted: 136 timm models, with Recht et al.'s line (dotted).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The transcribed timm table (``orig_acc``, ``new_acc`` in percent).
+    fit, recht_fit : LinearFit
+        The fit on ``table``; Recht et al.'s fit on their 64 networks.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> from shifteval.linfit import fit_table
+    >>> fit = fit_table(table := published.load_table("engstrom2020_imagenet"), n_boot=20)
+    >>> engstrom_fig6b_timm_testbed(table, fit, fit).axes[0].get_title()
+    '136 timm models (Engstrom et al. 2020)'
+    >>> plt.close("all")
+    """
     fig, ax = plt.subplots(figsize=(5.8, 5.5))
     fit_panel(
         ax, table.orig_acc / 100, table.new_acc / 100, fit, title="136 timm models (Engstrom et al. 2020)"
@@ -267,13 +444,22 @@ def engstrom_fig6b_timm_testbed(table, fit: LinearFit, recht_fit: LinearFit):
     return fig
 
 
-def sec53_gaussian_difficulty(runs: dict):
+def sec53_gaussian_difficulty(runs: dict[str, tuple]) -> Figure:
     """Recht et al. (2019), §5.3: simulated probit accuracies against the Gaussian model's line.
 
     Parameters
     ----------
     runs : dict
         Title -> ``(acc1, acc2, u, v, fit)`` (simulated accuracies, analytic line, least-squares fit).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per run (see :func:`gaussian_model_panel`).
+
+    Examples
+    --------
+    Drawn in the example of :func:`gaussian_model_panel`.
     """
     fig, axes = plt.subplots(1, len(runs), figsize=(5.8 * len(runs), 5.3), squeeze=False)
     for ax, (title, (acc1, acc2, u, v, fit)) in zip(axes[0], runs.items(), strict=True):
@@ -283,8 +469,38 @@ def sec53_gaussian_difficulty(runs: dict):
     return fig
 
 
-def zoo_fits(acc, fits: dict, strategies, reference: str = "v1"):
-    """The world's zoo: each replicated set against ``reference``, linear (top) and probit (bottom)."""
+def zoo_fits(
+    acc: pd.DataFrame,
+    fits: dict[tuple[str, str], LinearFit],
+    strategies: Sequence[str],
+    reference: str = "v1",
+) -> Figure:
+    """The world's zoo: each replicated set against ``reference``, linear (top) and probit (bottom).
+
+    Parameters
+    ----------
+    acc : pandas.DataFrame
+        One column of accuracies (fractions) per test set (``reference`` and ``strategies``), a row per model.
+    fits : dict
+        ``(strategy, scale) -> LinearFit``, as :func:`shifteval.testbeds.fit_columns` returns.
+    strategies : sequence of str
+        The replicated sets, one column of panels each.
+    reference : str
+        The column on the x axis.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> import pandas as pd; from shifteval.testbeds import fit_columns
+    >>> acc = pd.DataFrame({"v1": [0.5, 0.6, 0.7, 0.8], "a": [0.4, 0.5, 0.6, 0.7]})
+    >>> [ax.get_title() for ax in zoo_fits(acc, fit_columns(acc, "v1", ["a"], n_boot=20), ["a"]).axes]
+    ['zoo: a (linear)', 'zoo: a (probit)']
+    >>> plt.close("all")
+    """
     scales = ("linear", "probit")
     fig, axes = plt.subplots(2, len(strategies), figsize=(5 * len(strategies), 10), squeeze=False)
     for col, s in enumerate(strategies):
@@ -297,11 +513,31 @@ def zoo_fits(acc, fits: dict, strategies, reference: str = "v1"):
     return fig
 
 
-def per_image_class_drops(drops, share: float = 0.9):
+def per_image_class_drops(drops: ArrayLike, share: float = 0.9) -> Figure:
     """Per-class accuracy drop on MatchedFrequency, classes sorted by their mean drop over models.
 
     Beyond Recht et al. (2019), whose tables give one accuracy per model: the band spans the 10th to
     90th percentile of the models' drops in each class, the line is their mean.
+
+    Parameters
+    ----------
+    drops : array_like, shape (models, classes)
+        Each model's accuracy drop in each class (points).
+    share : float
+        Not used by the drawing (the band is always the 10th-90th percentile).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> fig = per_image_class_drops(np.random.default_rng(0).normal(5, 2, (4, 6)))
+    >>> mean = fig.axes[0].lines[0].get_ydata()  # one value per class, largest mean drop first
+    >>> len(mean), bool(np.all(np.diff(mean) <= 0))
+    (6, True)
+    >>> plt.close("all")
     """
     values = np.asarray(drops, dtype=float)
     order = np.argsort(values.mean(axis=0))[::-1]

@@ -2,14 +2,55 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..zoo.store import Predictions
 
 
-def reliability_diagram(ax, confidence, correct, label: str, bins: int = 10, color=None):
+def reliability_diagram(
+    ax: Axes, confidence: ArrayLike, correct: ArrayLike, label: str, bins: int = 10, color: str | None = None
+) -> Axes:
     """Accuracy against confidence in equal-width bins (Anzaku et al., Figures 5 and 8).
 
     Bins with no example are skipped; marker size grows with the number of examples in the bin.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw; returned.
+    confidence : array_like of float
+        Predicted probability p̂ of each example, in [0, 1].
+    correct : array_like of bool or float
+        Whether each prediction is correct.
+    label : str
+        Legend label (the number of examples is appended).
+    bins : int
+        Number of equal-width bins on [0, 1].
+    color : str, optional
+        Matplotlib colour of the curve and markers.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    Two examples in the bin [0.1, 0.2), one of them right; two in [0.9, 1.0], both right:
+
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> ax = reliability_diagram(plt.figure().gca(), [0.15, 0.15, 0.95, 0.95], [0, 1, 1, 1], "demo")
+    >>> ax.lines[0].get_ydata().tolist(), ax.lines[0].get_label()
+    ([0.5, 1.0], 'demo (n=4)')
+    >>> plt.close("all")
     """
     confidence, correct = np.asarray(confidence, float), np.asarray(correct, float)
     edges = np.linspace(0, 1, bins + 1)
@@ -34,7 +75,10 @@ def _source_target(pair):
     return (b, a) if len(b.labels) > len(a.labels) else (a, b)
 
 
-def fig1_accuracy_confidence(pairs_by_target: dict, tables: dict):
+def fig1_accuracy_confidence(
+    pairs_by_target: dict[str, dict[str, tuple[Predictions, Predictions]]],
+    tables: dict[tuple[str, str], pd.DataFrame],
+) -> Figure:
     """Figure 1: each model's accuracy against its mean predicted probability on both sets.
 
     Parameters
@@ -43,6 +87,24 @@ def fig1_accuracy_confidence(pairs_by_target: dict, tables: dict):
         ``{second set: {model: (first, second)}}``.
     tables : dict
         :func:`shifteval.matching_study.evaluate` output (names the roles).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per second set.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> from shifteval import matching_study as study
+    >>> from shifteval.zoo.store import Predictions
+    >>> rng = np.random.default_rng(0)
+    >>> def preds(ds, n): return Predictions("m", ds, rng.integers(0, 3, n), rng.dirichlet(np.ones(3), n), {})
+    >>> pairs = {"b": {"m": (preds("a", 40), preds("b", 30))}}
+    >>> fig = fig1_accuracy_confidence(pairs, study.evaluate(pairs, "a", n_runs=2))
+    >>> len(fig.axes), fig.axes[0].get_title()
+    (1, 'a vs b')
+    >>> plt.close("all")
     """
     from ..matching_study import roles
 
@@ -68,13 +130,37 @@ def fig1_accuracy_confidence(pairs_by_target: dict, tables: dict):
     return fig
 
 
-def fig3_matched_gaps(tables: dict, by: str = "label_and_prob"):
+def fig3_matched_gaps(tables: dict[tuple[str, str], pd.DataFrame], by: str = "label_and_prob") -> Figure:
     """Figures 3/4 (Algorithm 1) and 6/7 (Algorithm 2): accuracy, matched accuracy and gaps per model.
 
     Top row: accuracy on the full sets (solid) and on the matched subsets (dashed), models sorted by
     source accuracy; bottom row: accuracy gap and matched gap (bars, source − target) and the fraction
     unmatched (line). Set names come from the tables' roles, so a larger second set is labelled as the
     source.
+
+    Parameters
+    ----------
+    tables : dict
+        :func:`shifteval.matching_study.evaluate` output, ``(second set, method) -> table``.
+    by : {"label_and_prob", "prob"}
+        The algorithm whose tables are drawn (one column of panels per second set).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> from shifteval import matching_study as study
+    >>> from shifteval.zoo.store import Predictions
+    >>> rng = np.random.default_rng(0)
+    >>> def preds(ds, n): return Predictions("m", ds, rng.integers(0, 3, n), rng.dirichlet(np.ones(3), n), {})
+    >>> tables = study.evaluate({"b": {"m": (preds("a", 40), preds("b", 30))}}, "a", n_runs=2)
+    >>> fig = fig3_matched_gaps(tables, by="prob")
+    >>> len(fig.axes), fig.axes[0].get_title(), fig.get_suptitle()
+    (2, 'a (source) vs b (target)', 'Algorithm 2: probability only')
+    >>> plt.close("all")
     """
     from ..matching_study import roles
 
@@ -109,13 +195,31 @@ def fig3_matched_gaps(tables: dict, by: str = "label_and_prob"):
     return fig
 
 
-def fig5_reliability(panels: dict):
+def fig5_reliability(panels: dict[str, tuple[str, dict]]) -> Figure:
     """Figures 5 and 8: reliability diagrams and densities of p̂ of the matched and unmatched subsets.
 
     Parameters
     ----------
     panels : dict of str -> (str, dict)
         Column title (e.g. ``"strong"``) → (model name, :func:`shifteval.matching_study.fig5_subsets`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Reliability diagrams (top row) over densities of p̂ (bottom row), one column per panel.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> from shifteval import matching_study as study
+    >>> from shifteval.zoo.store import Predictions
+    >>> rng = np.random.default_rng(0)
+    >>> def preds(ds, n): return Predictions("m", ds, rng.integers(0, 3, n), rng.dirichlet(np.ones(3), n), {})
+    >>> f5 = study.fig5_subsets(preds("a", 40), preds("b", 30), ("a", "b"), n_runs=2)
+    >>> fig = fig5_reliability({"strong": ("m", f5)})
+    >>> len(fig.axes), fig.axes[0].get_title()
+    (2, 'strong model: m')
+    >>> plt.close("all")
     """
     fig, axes = plt.subplots(2, len(panels), figsize=(5.5 * len(panels), 9), squeeze=False)
     for col, (kind, (name, f5)) in enumerate(panels.items()):
@@ -142,8 +246,37 @@ def fig5_reliability(panels: dict):
     return fig
 
 
-def eps_sensitivity(sweep, model: str, names: dict):
-    """Matched gap and fraction unmatched against ε (log axis) for one model, both algorithms."""
+def eps_sensitivity(sweep: pd.DataFrame, model: str, names: dict[str, str]) -> Figure:
+    """Matched gap and fraction unmatched against ε (log axis) for one model, both algorithms.
+
+    Parameters
+    ----------
+    sweep : pandas.DataFrame
+        :func:`shifteval.matching_study.eps_sweep` output (``eps``, ``method``, ``gap``,
+        ``matched_gap``, ``fraction_unmatched``).
+    model : str
+        Model name, for the title.
+    names : dict
+        ``{"source": name, "target": name}`` (:func:`shifteval.matching_study.roles`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Matched gap in points (left) and fraction unmatched (right).
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> from shifteval import matching_study as study
+    >>> from shifteval.zoo.store import Predictions
+    >>> rng = np.random.default_rng(0)
+    >>> def preds(ds, n): return Predictions("m", ds, rng.integers(0, 3, n), rng.dirichlet(np.ones(3), n), {})
+    >>> sweep = study.eps_sweep(preds("a", 40), preds("b", 30), [0.01, 0.1], n_runs=2)
+    >>> fig = eps_sensitivity(sweep, "m", {"source": "a", "target": "b"})
+    >>> fig.get_suptitle(), fig.axes[0].get_xscale()
+    ('m, a (source) vs b (target)', 'log')
+    >>> plt.close("all")
+    """
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for by, g in sweep.groupby("method"):
         axes[0].plot(g.eps, 100 * g.matched_gap, "-o", label=f"matched gap ({by})")
@@ -160,8 +293,34 @@ def eps_sensitivity(sweep, model: str, names: dict):
     return fig
 
 
-def quantised_probabilities(quant, eps: float, eps_small: float):
-    """Fraction unmatched at ε and at a near-zero ε against the number of distinct probabilities."""
+def quantised_probabilities(quant: pd.DataFrame, eps: float, eps_small: float) -> Figure:
+    """Fraction unmatched at ε and at a near-zero ε against the number of distinct probabilities.
+
+    Parameters
+    ----------
+    quant : pandas.DataFrame
+        :func:`shifteval.matching_study.quantisation_table` output, one row per model.
+    eps, eps_small : float
+        The working ε and the near-zero ε the table was computed at (for the legend).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel; models that are not ``"continuous"`` are labelled.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> from shifteval import matching_study as study
+    >>> from shifteval.zoo.store import Predictions
+    >>> rng = np.random.default_rng(0)
+    >>> def preds(ds, n): return Predictions("m", ds, rng.integers(0, 3, n), rng.dirichlet(np.ones(3), n), {})
+    >>> quant = study.quantisation_table({"m": (preds("a", 40), preds("b", 30))}, n_runs=2)
+    >>> fig = quantised_probabilities(quant, 0.005, 1e-6)
+    >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    ['ε = 0.005', 'ε = 1e-06, continuous']
+    >>> plt.close("all")
+    """
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     x = quant.distinct_source.astype(float)
     ax.plot(x, quant.fraction_unmatched, "o", color="0.4", label=f"ε = {eps:g}")

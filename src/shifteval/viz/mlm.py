@@ -2,17 +2,46 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
 import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
+from matplotlib.figure import Figure
+from numpy.typing import ArrayLike
 
 from .common import image_grid
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def class_matrices(panels, size: float = 6.0):
+
+def class_matrices(panels: Sequence[tuple[ArrayLike, str, str, str, str]], size: float = 6.0) -> Figure:
     """Side-by-side annotated K×K heatmaps (confusion matrices, MLMs); returns the figure.
 
     ``panels`` is a list of ``(matrix, title, fmt, cmap, xlabel)``; rows are always the true class.
+
+    Parameters
+    ----------
+    panels : sequence of (array_like, str, str, str, str)
+        Per panel: the K×K matrix, its title, the annotation format (e.g. ``"d"``, ``".2f"``), the
+        colormap and the x-axis label.
+    size : float
+        Width of one panel in inches (the height is ``size - 1``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per matrix.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> fig = class_matrices([(np.eye(2), "identity", ".1f", "Blues", "predicted")], size=3)
+    >>> len(fig.axes), fig.axes[0].get_title(), fig.axes[0].get_ylabel()
+    (1, 'identity', 'true')
+    >>> plt.close("all")
     """
     fig, axes = plt.subplots(1, len(panels), figsize=(size * len(panels), size - 1), squeeze=False)
     for ax, (matrix, title, fmt, cmap, xlabel) in zip(axes[0], panels, strict=False):
@@ -22,8 +51,30 @@ def class_matrices(panels, size: float = 6.0):
     return fig
 
 
-def fig1_2_confusion_and_mlm(cm, m_perturbed, m_clean):
-    """Figure 1 (clean confusion counts) beside Figure 2 (MLM of all perturbed outputs) and the clean MLM."""
+def fig1_2_confusion_and_mlm(cm: ArrayLike, m_perturbed: ArrayLike, m_clean: ArrayLike) -> Figure:
+    """Figure 1 (clean confusion counts) beside Figure 2 (MLM of all perturbed outputs) and the clean MLM.
+
+    Parameters
+    ----------
+    cm : array_like of int, shape (K, K)
+        Confusion counts on the clean test set (rows: true class).
+    m_perturbed, m_clean : array_like, shape (K, K)
+        Misclassification-likelihood matrices of all perturbed outputs and of the clean test set.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three panels (see :func:`class_matrices`).
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> m = np.full((2, 2), 0.5)
+    >>> fig = fig1_2_confusion_and_mlm(np.array([[5, 1], [2, 4]]), m, m)
+    >>> [ax.get_title().split(":")[0] for ax in fig.axes]
+    ['Figure 1', 'Figure 2', 'MLM, clean test set (ours)']
+    >>> plt.close("all")
+    """
     return class_matrices(
         [
             (cm, "Figure 1: confusion matrix, clean test set", "d", "Blues", "predicted"),
@@ -34,11 +85,47 @@ def fig1_2_confusion_and_mlm(cm, m_perturbed, m_clean):
     )
 
 
-def fig3_4_ambiguous(images, probs, labels, dist, idx, ids=None):
+def fig3_4_ambiguous(
+    images: ArrayLike,
+    probs: np.ndarray,
+    labels: ArrayLike,
+    dist: np.ndarray,
+    idx: Sequence[int],
+    ids: Sequence[int] | None = None,
+) -> Figure:
     """Figures 3 and 4: softmax bars (top) and distances to every centroid (bottom) of chosen images.
 
     ``idx`` indexes the given arrays; ``ids`` (default ``idx``) are the numbers shown in the titles, e.g.
     the images' indices in the training set.
+
+    Parameters
+    ----------
+    images : array_like, shape (N, H, W)
+        The images (the first two chosen ones are shown in the left column).
+    probs : ndarray, shape (N, K)
+        Softmax outputs.
+    labels : array_like of int, shape (N,)
+        True classes.
+    dist : ndarray, shape (N, K)
+        Distance of each image to every class centroid.
+    idx : sequence of int
+        The chosen images (indices into the arrays), one column each.
+    ids : sequence of int, optional
+        Numbers shown in the titles.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A 2 × (1 + ``len(idx)``) grid of panels.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> probs, dist = np.array([[0.6, 0.4], [0.1, 0.9]]), np.array([[2.0, 1.0], [3.0, 0.5]])
+    >>> fig = fig3_4_ambiguous(np.zeros((2, 4, 4)), probs, [0, 1], dist, idx=[0, 1], ids=[10, 11])
+    >>> len(fig.axes), fig.axes[1].get_title()
+    (6, 'image 10: label 0, nearest centroid 1')
+    >>> plt.close("all")
     """
     ids = list(idx) if ids is None else list(ids)
     k = probs.shape[1]
@@ -61,8 +148,42 @@ def fig3_4_ambiguous(images, probs, labels, dist, idx, ids=None):
     return fig
 
 
-def perturbation_grid(kept, names, show_levels, clean_image, which: int = 0):
-    """One test image under each perturbation at a few levels, exactly as the model saw it."""
+def perturbation_grid(
+    kept: Mapping[tuple[str, int], np.ndarray],
+    names: Sequence[str],
+    show_levels: Sequence[int],
+    clean_image: np.ndarray,
+    which: int = 0,
+) -> Figure:
+    """One test image under each perturbation at a few levels, exactly as the model saw it.
+
+    Parameters
+    ----------
+    kept : mapping of (str, int) -> ndarray, shape (n, H, W)
+        Perturbed images kept per ``(perturbation, level)``.
+    names : sequence of str
+        Perturbations, one row each.
+    show_levels : sequence of int
+        Levels, one column each (after the clean image).
+    clean_image : ndarray, shape (H, W)
+        The unperturbed image.
+    which : int
+        Which of the kept images to show.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        See :func:`shifteval.viz.common.image_grid`.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> kept = {("gaussian_noise", lvl): np.full((1, 4, 4), lvl / 10) for lvl in (1, 5)}
+    >>> fig = perturbation_grid(kept, ["gaussian_noise"], [1, 5], np.zeros((4, 4)))
+    >>> [ax.get_title() for ax in fig.axes], fig.axes[0].get_ylabel()
+    (['clean', 'level 1', 'level 5'], 'gaussian noise')
+    >>> plt.close("all")
+    """
     rows = [[clean_image] + [kept[n, lvl][which] for lvl in show_levels] for n in names]
     return image_grid(
         np.stack(rows),
@@ -72,8 +193,37 @@ def perturbation_grid(kept, names, show_levels, clean_image, which: int = 0):
     )
 
 
-def fig5_7_accuracy(accuracy, mean_by_level, clean, targets=None):
-    """Figure 5 (accuracy against level, per perturbation and mean) and Figure 7 (heatmap)."""
+def fig5_7_accuracy(
+    accuracy: pd.DataFrame, mean_by_level: ArrayLike, clean: float, targets: ArrayLike | None = None
+) -> Figure:
+    """Figure 5 (accuracy against level, per perturbation and mean) and Figure 7 (heatmap).
+
+    Parameters
+    ----------
+    accuracy : pandas.DataFrame
+        Accuracy per perturbation (rows) and level (columns).
+    mean_by_level : array_like
+        Mean accuracy over perturbations at each level.
+    clean : float
+        Accuracy on the clean test set (dotted line).
+    targets : array_like, optional
+        Calibration target accuracy at each level (dashed line).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels (the heatmap adds a colour-bar axes).
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> acc = pd.DataFrame([[0.9, 0.5], [0.8, 0.3]], index=["blur", "gaussian_noise"], columns=[1, 2])
+    >>> fig = fig5_7_accuracy(acc, acc.mean().to_numpy(), clean=0.95)
+    >>> fig.axes[0].get_title(), fig.axes[1].get_title()
+    ('Figure 5: accuracy against level', 'Figure 7: accuracy, perturbation × level')
+    >>> plt.close("all")
+    """
     levels = list(accuracy.columns)
     fig, axes = plt.subplots(1, 2, figsize=(14, 5), gridspec_kw={"width_ratios": [1, 1.25]})
     for name in accuracy.index:
@@ -98,10 +248,60 @@ def fig5_7_accuracy(accuracy, mean_by_level, clean, targets=None):
     return fig
 
 
-def fig6_one_digit(clean_image, clean_probs, kept, probs, name, digit_index, which, label):
+def fig6_one_digit(
+    clean_image: np.ndarray,
+    clean_probs: ArrayLike,
+    kept: Mapping[tuple[str, int], np.ndarray],
+    probs: Mapping[tuple[str, int], np.ndarray],
+    name: str,
+    digit_index: int,
+    which: int,
+    label: int,
+) -> Figure:
     """Figure 6: one test image under increasing levels of one perturbation, and its softmax outputs.
 
     Top: the perturbed images; bottom: the softmax output of exactly the image above (red: true class).
+
+    Parameters
+    ----------
+    clean_image : ndarray, shape (H, W)
+        The unperturbed image.
+    clean_probs : array_like, shape (K,)
+        Its softmax output.
+    kept : mapping of (str, int) -> ndarray, shape (n, H, W)
+        Perturbed images kept per ``(perturbation, level)``.
+    probs : mapping of (str, int) -> ndarray, shape (N, K)
+        Softmax outputs on the whole perturbed test set per ``(perturbation, level)``.
+    name : str
+        The perturbation to show.
+    digit_index : int
+        The image's index in the test set (row of ``probs``).
+    which : int
+        The image's index among the kept images.
+    label : int
+        Its true class.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two rows, one column for the clean image and one per level.
+
+    Raises
+    ------
+    ValueError
+        When ``name`` has no level in ``kept``.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> kept, probs = {("blur", 1): np.zeros((1, 4, 4))}, {("blur", 1): np.array([[0.3, 0.7]])}
+    >>> fig = fig6_one_digit(np.zeros((4, 4)), [0.9, 0.1], kept, probs, "blur", 0, 0, label=0)
+    >>> [ax.get_title() for ax in fig.axes[:2]]
+    ['clean', 'level 1']
+    >>> fig6_one_digit(np.zeros((4, 4)), [0.9, 0.1], kept, probs, "rotate", 0, 0, label=0)
+    Traceback (most recent call last):
+    ValueError: figure perturbation 'rotate' was not run; run it or choose one of the run ones
+    >>> plt.close("all")
     """
     levels = sorted(lvl for n, lvl in kept if n == name)
     if not levels:
@@ -123,8 +323,29 @@ def fig6_one_digit(clean_image, clean_probs, kept, probs, name, digit_index, whi
     return fig
 
 
-def calibration_curves(curves, targets):
-    """Calibration model's accuracy against strength per perturbation, with the target accuracies."""
+def calibration_curves(curves: Mapping[str, tuple[ArrayLike, ArrayLike]], targets: Sequence[float]) -> Figure:
+    """Calibration model's accuracy against strength per perturbation, with the target accuracies.
+
+    Parameters
+    ----------
+    curves : mapping of str -> (array_like, array_like)
+        Per perturbation: the strength grid and the calibration model's accuracy on it.
+    targets : sequence of float
+        Target accuracies (horizontal lines).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Four panels per row; unused panels are hidden.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> fig = calibration_curves({"gaussian_noise": ([0, 1, 2], [0.9, 0.6, 0.2])}, targets=[0.5])
+    >>> len(fig.axes), fig.axes[0].get_title(), fig.axes[1].axison
+    (4, 'gaussian noise', False)
+    >>> plt.close("all")
+    """
     names = list(curves)
     cols = 4
     fig, axes = plt.subplots(
@@ -142,8 +363,36 @@ def calibration_curves(curves, targets):
     return fig
 
 
-def rank_agreement(rank, m_clean, rates_mid, mid):
-    """Spearman correlation per level (left) and the clean MLM against observed rates at one level."""
+def rank_agreement(rank: pd.DataFrame, m_clean: ArrayLike, rates_mid: ArrayLike, mid: int) -> Figure:
+    """Spearman correlation per level (left) and the clean MLM against observed rates at one level.
+
+    Parameters
+    ----------
+    rank : pandas.DataFrame
+        Spearman correlations, one row per level (the index), one column per compared matrix.
+    m_clean : array_like, shape (K, K)
+        The clean MLM.
+    rates_mid : array_like, shape (K, K)
+        Observed confusion rates at level ``mid``.
+    mid : int
+        The level shown on the right.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels; the right one plots the K(K - 1) off-diagonal pairs.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> rank = pd.DataFrame({"clean MLM": [0.2, 0.5]}, index=[1, 2])
+    >>> m = np.arange(9.0).reshape(3, 3)
+    >>> fig = rank_agreement(rank, m, m / 10, mid=2)
+    >>> len(fig.axes[1].collections[0].get_offsets()), fig.axes[1].get_title()  # 3 × 2 off-diagonal pairs
+    (6, 'the 90 class pairs at level 2')
+    >>> plt.close("all")
+    """
     off = ~np.eye(len(m_clean), dtype=bool)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
     rank.plot(ax=axes[0], marker="o")

@@ -2,13 +2,53 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from ..autoeval.network import Outputs
 
 
-def energy_histograms(ax, energies: dict, threshold: float, title: str | None = None, bins: int = 60):
+def energy_histograms(
+    ax: Axes, energies: dict[str, ArrayLike], threshold: float, title: str | None = None, bins: int = 60
+) -> Axes:
     """Step histograms of energy scores, one per set (``{label: energies}``), with the OOD threshold.
 
     Zhu et al. (§3.5) exclude every image whose energy lies right of the line.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw; returned.
+    energies : dict of str -> array_like
+        Energy scores of each set, by legend label.
+    threshold : float
+        The OOD threshold τ (dashed vertical line).
+    title : str, optional
+        Panel title.
+    bins : int
+        Number of histogram bins, spanning the 0.5th to 99.5th percentile of all energies and τ.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> rng = np.random.default_rng(0)
+    >>> sets = {"ID": rng.normal(-8, 1, 200), "OOD": rng.normal(-4, 1, 200)}
+    >>> ax = energy_histograms(plt.figure().gca(), sets, threshold=-5.0, title="demo", bins=20)
+    >>> [t.get_text() for t in ax.get_legend().get_texts()], list(ax.lines[0].get_xdata())
+    (['ID', 'OOD', 'threshold'], [-5.0, -5.0])
+    >>> plt.close("all")
     """
     values = np.concatenate([np.asarray(v, float) for v in energies.values()])
     lo, hi = np.percentile(values, [0.5, 99.5])
@@ -23,11 +63,44 @@ def energy_histograms(ax, energies: dict, threshold: float, title: str | None = 
     return ax
 
 
-def fig_energy(train, outputs: dict, ref_id: str, oods, percentile: float):
+def fig_energy(
+    train: Outputs, outputs: dict[str, Outputs], ref_id: str, oods: Sequence[str], percentile: float
+) -> Figure:
     """Energies of the training set, ``ref_id`` and each OOD source.
 
     Left the classifier's own (from its logits), right the outlier-exposure detector's; the dashed line is
     each one's threshold.
+
+    Parameters
+    ----------
+    train : Outputs
+        The classifier's outputs on its training set (sets each threshold).
+    outputs : dict of str -> Outputs
+        Outputs per test set, holding ``ref_id`` and every name in ``oods``.
+    ref_id : str
+        The in-distribution test set shown.
+    oods : sequence of str
+        The OOD sources shown.
+    percentile : float
+        Threshold percentile of the training energies (:func:`shifteval.autoeval.energy_threshold`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels sharing the y axis (see :func:`energy_histograms`).
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> from shifteval.autoeval.network import Outputs
+    >>> rng = np.random.default_rng(0)
+    >>> def out(scale): return Outputs(rng.normal(0, scale, (50, 3)), np.zeros((50, 2)))
+    >>> fig = fig_energy(out(3.0), {"id": out(3.0), "noise": out(0.5)}, "id", ["noise"], percentile=95)
+    >>> [ax.get_title() for ax in fig.axes]
+    ['energies of the classifier', 'energies of the detector (outlier exposure)']
+    >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    ['training set', 'id', 'noise', 'threshold']
+    >>> plt.close("all")
     """
     import matplotlib.pyplot as plt
 
@@ -51,11 +124,45 @@ def fig_energy(train, outputs: dict, ref_id: str, oods, percentile: float):
     return fig
 
 
-def fig2_regression(fd_train, acc_train, fd_val, acc_val, pred_mlp, pred_lin, rmse_mlp, rmse_lin):
+def fig2_regression(
+    fd_train: ArrayLike,
+    acc_train: ArrayLike,
+    fd_val: ArrayLike,
+    acc_val: ArrayLike,
+    pred_mlp: ArrayLike,
+    pred_lin: ArrayLike,
+    rmse_mlp: float,
+    rmse_lin: float,
+) -> Figure:
     """The regression on the meta-dataset.
 
     Left: accuracy against FD per meta-set; right: predicted against true accuracy on the validation
     meta-sets (MLP on the representation, linear on FD).
+
+    Parameters
+    ----------
+    fd_train, acc_train : array_like
+        Fréchet distance to the training set and classifier accuracy of each training meta-set.
+    fd_val, acc_val : array_like
+        The same for each validation meta-set.
+    pred_mlp, pred_lin : array_like
+        Accuracies of the validation meta-sets predicted by the MLP and by the linear regression on FD.
+    rmse_mlp, rmse_lin : float
+        Their RMSE in accuracy points (for the legend).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> acc = np.array([0.9, 0.8, 0.7])
+    >>> fig = fig2_regression([1, 2, 3], acc, [1.5, 2.5], acc[:2], acc[:2], acc[:2] + 0.01, 0.0, 1.0)
+    >>> [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    ['MLP on h (RMSE 0.00 pts)', 'linear on FD (RMSE 1.00 pts)']
+    >>> plt.close("all")
     """
     import matplotlib.pyplot as plt
 
@@ -78,8 +185,30 @@ def fig2_regression(fd_train, acc_train, fd_val, acc_val, pred_mlp, pred_lin, rm
     return fig
 
 
-def fig3_threshold_sweep(sweep):
-    """The paper's Figure 3: ID images excluded, OOD images kept and RMSE against the threshold percentile."""
+def fig3_threshold_sweep(sweep: pd.DataFrame) -> Figure:
+    """The paper's Figure 3: ID images excluded, OOD images kept and RMSE against the threshold percentile.
+
+    Parameters
+    ----------
+    sweep : pandas.DataFrame
+        One row per threshold: ``percentile``, ``id_excluded`` and ``ood_kept`` (fractions) and ``rmse``
+        (accuracy points).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel; the x axis lists the percentiles evenly spaced.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> sweep = pd.DataFrame({"percentile": [90, 99.5], "id_excluded": [0.1, 0.005], "ood_kept": [0.2, 0.6], "rmse": [2.0, 3.0]})
+    >>> ax = fig3_threshold_sweep(sweep).axes[0]
+    >>> [t.get_text() for t in ax.get_xticklabels()], ax.lines[0].get_ydata().tolist()
+    (['90', '99.5'], [10.0, 0.5])
+    >>> plt.close("all")
+    """
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
@@ -98,9 +227,36 @@ def fig3_threshold_sweep(sweep):
 
 
 def fig4_ood_share(
-    shares, labels: dict, methods=("autoeval", "autoeval_energy_ood", "rotation", "atc", "doc")
-):
-    """The paper's Figure 4: RMSE of several estimators against the OOD share."""
+    shares: pd.DataFrame,
+    labels: dict[str, str],
+    methods: Sequence[str] = ("autoeval", "autoeval_energy_ood", "rotation", "atc", "doc"),
+) -> Figure:
+    """The paper's Figure 4: RMSE of several estimators against the OOD share.
+
+    Parameters
+    ----------
+    shares : pandas.DataFrame
+        RMSE (accuracy points) per OOD share (the index, a fraction) and method (columns).
+    labels : dict of str -> str
+        Legend label of each method.
+    methods : sequence of str
+        The methods drawn (AutoEval's lines are thicker).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> shares = pd.DataFrame({"autoeval": [1.0, 4.0], "atc": [2.0, 3.0]}, index=[0.0, 0.2])
+    >>> ax = fig4_ood_share(shares, {"autoeval": "AutoEval", "atc": "ATC"}, methods=("autoeval", "atc")).axes[0]
+    >>> [line.get_label() for line in ax.lines], ax.lines[0].get_xdata().tolist()
+    (['AutoEval', 'ATC'], [0.0, 20.0])
+    >>> plt.close("all")
+    """
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
@@ -120,9 +276,36 @@ def fig4_ood_share(
 
 
 def fig5_unseen(
-    unseen_rmse, labels: dict, methods=("rotation", "atc", "doc", "autoeval", "autoeval_energy_ood")
-):
-    """The paper's Figure 5: RMSE on test sets transformed in ways the meta-dataset never used."""
+    unseen_rmse: pd.DataFrame,
+    labels: dict[str, str],
+    methods: Sequence[str] = ("rotation", "atc", "doc", "autoeval", "autoeval_energy_ood"),
+) -> Figure:
+    """The paper's Figure 5: RMSE on test sets transformed in ways the meta-dataset never used.
+
+    Parameters
+    ----------
+    unseen_rmse : pandas.DataFrame
+        RMSE (accuracy points) per transformation (rows) and method (columns).
+    labels : dict of str -> str
+        Display name of each method (the groups of bars).
+    methods : sequence of str
+        The methods drawn, in order.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel of grouped bars, one bar per transformation.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> rmse = pd.DataFrame({"atc": [2.0, 3.0], "doc": [1.0, 5.0]}, index=["rotate", "blur"])
+    >>> ax = fig5_unseen(rmse, {"atc": "ATC", "doc": "DoC"}, methods=("atc", "doc")).axes[0]
+    >>> [t.get_text() for t in ax.get_xticklabels()], len(ax.patches)
+    (['ATC', 'DoC'], 4)
+    >>> plt.close("all")
+    """
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9, 4))

@@ -2,13 +2,48 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..datasets.world import World
 
 
-def frequency_histograms(ax, observed, true, title: str | None = None):
-    """Observed (annotator) vs. true selection frequencies of one test set (Engstrom et al. 2020, Fig. 4)."""
+def frequency_histograms(ax: Axes, observed: ArrayLike, true: ArrayLike, title: str | None = None) -> Axes:
+    """Observed (annotator) vs. true selection frequencies of one test set (Engstrom et al. 2020, Fig. 4).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw; returned.
+    observed : array_like
+        Observed selection frequencies ŝ (share of annotators who selected each image).
+    true : array_like
+        True selection frequencies s of the same images.
+    title : str, optional
+        Panel title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> ax = frequency_histograms(plt.figure().gca(), [0.5, 1.0], [0.6, 0.8], title="v1")
+    >>> [t.get_text() for t in ax.get_legend().get_texts()], ax.get_title()
+    (['observed ŝ (mean 0.750)', 'true s (mean 0.700)'], 'v1')
+    >>> plt.close("all")
+    """
     ax.hist(
         np.asarray(observed),
         bins=np.linspace(-0.05, 1.05, 12),
@@ -34,8 +69,42 @@ def frequency_histograms(ax, observed, true, title: str | None = None):
     return ax
 
 
-def accuracy_change_panel(ax, table, strategies, reference: str = "v1", labels=None):
-    """Each model's accuracy on each replicated set against its v1 accuracy (points), with y = x."""
+def accuracy_change_panel(
+    ax: Axes,
+    table: pd.DataFrame,
+    strategies: Sequence[str],
+    reference: str = "v1",
+    labels: dict[str, str] | None = None,
+) -> Axes:
+    """Each model's accuracy on each replicated set against its v1 accuracy (points), with y = x.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw; returned.
+    table : pandas.DataFrame
+        Accuracies (fractions), one row per model, one column per test set.
+    strategies : sequence of str
+        The replicated sets (columns of ``table``), one colour each.
+    reference : str
+        The column on the x axis.
+    labels : dict of str -> str, optional
+        Legend label of each strategy (default: its name).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"v1": [0.7, 0.9], "topimages": [0.75, 0.93]})
+    >>> ax = accuracy_change_panel(plt.figure().gca(), table, ["topimages"], labels={"topimages": "TopImages"})
+    >>> [t.get_text() for t in ax.get_legend().get_texts()], [round(float(v), 2) for v in ax.get_xlim()]
+    (['TopImages', 'y = x'], [0.68, 0.95])
+    >>> plt.close("all")
+    """
     colors = sns.color_palette("deep", len(strategies))
     lo = min(table[[reference, *strategies]].min()) - 0.02
     hi = min(1.0, max(table[[reference, *strategies]].max()) + 0.02)
@@ -53,11 +122,35 @@ def accuracy_change_panel(ax, table, strategies, reference: str = "v1", labels=N
     return ax
 
 
-def fig1_example_grid(world, levels: int = 9, seed: int | None = None):
+def fig1_example_grid(world: World, levels: int = 9, seed: int | None = None) -> Figure:
     """One base digit per class rendered at increasing difficulty (rows: classes; columns: ``d``).
 
     The world's analogue of the example images of Recht et al. (2019), Figure 15: what a rising
     latent difficulty does to an image.
+
+    Parameters
+    ----------
+    world : World
+        The world (its seed is the default seed).
+    levels : int
+        Number of difficulties, evenly spaced on [0, 1].
+    seed : int, optional
+        Seed of the digits picked and of the rendering (default: the world's).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A 10 × ``levels`` grid of images (see :func:`shifteval.viz.common.image_grid`).
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> from shifteval.datasets.world import build_world
+    >>> world = build_world({"n_train": 20, "n_v1": 50, "n_pool": 200, "per_class": 2})
+    >>> fig = fig1_example_grid(world, levels=3)
+    >>> len(fig.axes), [ax.get_title() for ax in fig.axes[:3]]
+    (30, ['d=0.00', 'd=0.50', 'd=1.00'])
+    >>> plt.close("all")
     """
     from ..datasets import world as worlds
     from .common import image_grid
@@ -70,8 +163,28 @@ def fig1_example_grid(world, levels: int = 9, seed: int | None = None):
     return image_grid(grid, row_labels=[str(c) for c in range(10)], col_labels=[f"d={v:.2f}" for v in ds])
 
 
-def fig2_difficulty(world):
-    """Difficulty histograms of both candidate pools, v1 after the majority filter, and the replicated sets."""
+def fig2_difficulty(world: World) -> Figure:
+    """Difficulty histograms of both candidate pools, v1 after the majority filter, and the replicated sets.
+
+    Parameters
+    ----------
+    world : World
+        The world (its candidate pools, splits and replicated sets).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> from shifteval.datasets.world import build_world
+    >>> world = build_world({"n_train": 20, "n_v1": 50, "n_pool": 200, "per_class": 2})
+    >>> [t.get_text() for t in fig2_difficulty(world).axes[0].get_legend().get_texts()][:3]
+    ['original candidate pool', 'v1 (kept by majority)', 'replication pool']
+    >>> plt.close("all")
+    """
     from ..datasets.world import STRATEGIES
 
     ex = world.examples
@@ -101,8 +214,28 @@ def fig2_difficulty(world):
     return fig
 
 
-def fig3_frequencies(world):
-    """Observed vs true selection frequencies of v1 and the three replicated sets (Engstrom et al., Fig. 4)."""
+def fig3_frequencies(world: World) -> Figure:
+    """Observed vs true selection frequencies of v1 and the three replicated sets (Engstrom et al., Fig. 4).
+
+    Parameters
+    ----------
+    world : World
+        The world (its replication round's observed frequencies and its true ones).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Four panels (see :func:`frequency_histograms`).
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> from shifteval.datasets.world import build_world
+    >>> world = build_world({"n_train": 20, "n_v1": 50, "n_pool": 200, "per_class": 2})
+    >>> [ax.get_title() for ax in fig3_frequencies(world).axes]
+    ['v1', 'matchedfrequency', 'threshold0.7', 'topimages']
+    >>> plt.close("all")
+    """
     from ..datasets.world import STRATEGIES
 
     s_true = world.examples["s"].to_numpy()
@@ -118,15 +251,62 @@ def fig3_frequencies(world):
     return fig
 
 
-def fig4_accuracy_change(table, strategies):
-    """Every model's replicated-set accuracy against its v1 accuracy (Recht et al., Figure 1's layout)."""
+def fig4_accuracy_change(table: pd.DataFrame, strategies: Sequence[str]) -> Figure:
+    """Every model's replicated-set accuracy against its v1 accuracy (Recht et al., Figure 1's layout).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Accuracies (fractions), one row per model, columns ``v1`` and each strategy.
+    strategies : sequence of str
+        The replicated sets drawn.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel (see :func:`accuracy_change_panel`).
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"v1": [0.7, 0.9], "a": [0.6, 0.85], "b": [0.65, 0.8]})
+    >>> ax = fig4_accuracy_change(table, ["a", "b"]).axes[0]
+    >>> [line.get_label() for line in ax.lines], ax.get_xlabel()
+    (['a', 'b', 'y = x'], 'accuracy on v1 (%)')
+    >>> plt.close("all")
+    """
     fig, ax = plt.subplots(figsize=(6.2, 6))
     accuracy_change_panel(ax, table, strategies)
     return fig
 
 
-def fig5_ablation(changes: dict, ablation_changes: dict, built_label: str, ablation_label: str):
-    """Mean accuracy change per strategy, as built and with the ablation's frequencies (points)."""
+def fig5_ablation(
+    changes: dict[str, dict], ablation_changes: dict[str, dict], built_label: str, ablation_label: str
+) -> Figure:
+    """Mean accuracy change per strategy, as built and with the ablation's frequencies (points).
+
+    Parameters
+    ----------
+    changes, ablation_changes : dict of str -> dict
+        Per strategy, a dict with ``mean_change`` (fraction): the world as built and the ablation.
+    built_label, ablation_label : str
+        Legend labels of the two sets of bars.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel of paired bars, in percentage points.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> built, ablation = {"topimages": {"mean_change": 0.05}}, {"topimages": {"mean_change": 0.01}}
+    >>> ax = fig5_ablation(built, ablation, "as built", "no noise").axes[0]
+    >>> [round(float(p.get_height()), 6) for p in ax.patches]
+    [5.0, 1.0]
+    >>> plt.close("all")
+    """
     labels = list(changes)
     x = np.arange(len(labels))
     fig, ax = plt.subplots(figsize=(7, 3.4))

@@ -2,15 +2,52 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
+from numpy.typing import ArrayLike
 from scipy import stats
 
 from .. import selection
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def fig3_toy_model(sample, alpha: float, beta: float, n: int = 10, ns=(1, 3, 10, 40, 200)):
-    """Engstrom et al. (2020), Figure 3: Eq. (1) against a Monte-Carlo run, and v2's density as ``n`` grows."""
+
+def fig3_toy_model(
+    sample: ArrayLike, alpha: float, beta: float, n: int = 10, ns: Sequence[int] = (1, 3, 10, 40, 200)
+) -> Figure:
+    """Engstrom et al. (2020), Figure 3: Eq. (1) against a Monte-Carlo run, and v2's density as ``n`` grows.
+
+    Parameters
+    ----------
+    sample : array_like
+        True selection frequencies of the candidates the Monte-Carlo run accepted
+        (:func:`shifteval.selection.simulate_toy_replication`).
+    alpha, beta : float
+        Beta(α, β) of the candidates' true selection frequencies (p_flickr).
+    n : int
+        Annotators per candidate in the Monte-Carlo run (left panel).
+    ns : sequence of int
+        Annotator counts of the densities in the right panel.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> fig = fig3_toy_model(selection.simulate_toy_replication(2.0, 2.0, 10, 2000), 2.0, 2.0, ns=(1, 10))
+    >>> x, y = fig.axes[0].lines[0].get_data()  # Eq. (1), a density on [0, 1]
+    >>> round(float(np.sum(y) * (x[1] - x[0])), 2), [line.get_label() for line in fig.axes[1].lines]
+    (1.0, ['n = 1', 'n = 10', 'p₁'])
+    >>> plt.close("all")
+    """
     grid = np.linspace(0.001, 0.999, 400)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
     axes[0].hist(sample, bins=np.linspace(0, 1, 41), density=True, alpha=0.4,
@@ -29,8 +66,29 @@ def fig3_toy_model(sample, alpha: float, beta: float, n: int = 10, ns=(1, 3, 10,
     return fig
 
 
-def fig4_fresh_frequencies(counts_v1, counts_v2, annotators: int):
-    """Engstrom et al., Figure 4: fresh observed frequencies of v1 and MatchedFrequency."""
+def fig4_fresh_frequencies(counts_v1: ArrayLike, counts_v2: ArrayLike, annotators: int) -> Figure:
+    """Engstrom et al., Figure 4: fresh observed frequencies of v1 and MatchedFrequency.
+
+    Parameters
+    ----------
+    counts_v1, counts_v2 : array_like of int
+        "Yes" votes of each v1 and each MatchedFrequency image in the fresh round.
+    annotators : int
+        Fresh annotators per image.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel of two histograms, one bin per possible frequency.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> ax = fig4_fresh_frequencies([10, 9, 5], [3, 5], annotators=10).axes[0]
+    >>> ax.get_xlabel(), [t.get_text() for t in ax.get_legend().get_texts()]
+    ('observed selection frequency (10 fresh annotators)', ['v1', 'MatchedFrequency'])
+    >>> plt.close("all")
+    """
     bins = np.arange(annotators + 2) / annotators - 0.5 / annotators
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for counts, name in ((counts_v1, "v1"), (counts_v2, "MatchedFrequency")):
@@ -41,8 +99,42 @@ def fig4_fresh_frequencies(counts_v1, counts_v2, annotators: int):
     return fig
 
 
-def fig5_naive(votes_v2, s_v2, correct_best, best_name: str, curve: dict):
-    """Engstrom et al., Figure 5: v2's frequencies and accuracy by frequency as annotators grow; naive error."""
+def fig5_naive(
+    votes_v2: ArrayLike, s_v2: ArrayLike, correct_best: ArrayLike, best_name: str, curve: dict
+) -> Figure:
+    """Engstrom et al., Figure 5: v2's frequencies and accuracy by frequency as annotators grow; naive error.
+
+    Parameters
+    ----------
+    votes_v2 : array_like of int, shape (images, annotators)
+        Every annotator's vote (0/1) on each v2 image.
+    s_v2 : array_like
+        True selection frequency of each v2 image.
+    correct_best : array_like of bool
+        Whether the best model classifies each v2 image correctly.
+    best_name : str
+        That model's name (y label of the middle panel).
+    curve : dict
+        The naive estimate's error as annotators grow: ``annotators``, ``error_points`` and
+        ``line_in_1_over_m`` (coefficients of the least-squares line in 1/m, for ``numpy.polyval``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three panels.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> rng = np.random.default_rng(0)
+    >>> votes, s, correct = rng.integers(0, 2, (40, 10)), rng.random(40), rng.random(40) < 0.7
+    >>> curve = {"annotators": [2, 5, 10], "error_points": [3.0, 1.2, 0.6], "line_in_1_over_m": [6.0, 0.0]}
+    >>> fig = fig5_naive(votes, s, correct, "m", curve)
+    >>> line = fig.axes[2].lines[1].get_ydata()  # the least-squares line 6/m at m = 2, 5, 10
+    >>> len(fig.axes), fig.axes[1].get_ylabel(), np.round(line, 6).tolist()
+    (3, 'accuracy of m', [3.0, 1.2, 0.6])
+    >>> plt.close("all")
+    """
     votes_v2, s_v2, correct_best = np.asarray(votes_v2), np.asarray(s_v2), np.asarray(correct_best)
     n = votes_v2.shape[1]
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
@@ -77,8 +169,49 @@ def fig5_naive(votes_v2, s_v2, correct_best, best_name: str, curve: dict):
     return fig
 
 
-def fig6_estimates(acc_v1, acc_v2, estimates, truth, jack_low, jack_high, boot_low, boot_high, n_boot: int):
-    """Engstrom et al., Figure 6: v1 against v2 accuracy, observed, adjusted (with intervals) and true."""
+def fig6_estimates(
+    acc_v1: ArrayLike,
+    acc_v2: ArrayLike,
+    estimates: pd.DataFrame | Mapping[str, ArrayLike],
+    truth: ArrayLike,
+    jack_low: ArrayLike,
+    jack_high: ArrayLike,
+    boot_low: ArrayLike,
+    boot_high: ArrayLike,
+    n_boot: int,
+) -> Figure:
+    """Engstrom et al., Figure 6: v1 against v2 accuracy, observed, adjusted (with intervals) and true.
+
+    Parameters
+    ----------
+    acc_v1, acc_v2 : array_like
+        Each model's observed accuracy on v1 and on v2.
+    estimates : pandas.DataFrame or mapping of str -> array_like
+        Adjusted v2 accuracies, columns ``"jackknife"`` and ``"parametric"``.
+    truth : array_like
+        Each model's v2 accuracy adjusted with the true selection frequencies.
+    jack_low, jack_high : array_like
+        The jackknife estimate ± 1.96 standard errors.
+    boot_low, boot_high : array_like
+        The parametric bootstrap's 95% interval.
+    n_boot : int
+        Bootstrap samples (for the title).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels: jackknife, then parametric.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> v1 = np.array([0.7, 0.8, 0.9])
+    >>> est = {"jackknife": v1 - 0.05, "parametric": v1 - 0.04}
+    >>> fig = fig6_estimates(v1, v1 - 0.1, est, v1 - 0.03, v1 - 0.07, v1 - 0.03, v1 - 0.06, v1 - 0.02, n_boot=100)
+    >>> [ax.get_title() for ax in fig.axes]
+    ['jackknife (±1.96 se)', 'parametric (100-sample bootstrap 95% CI)']
+    >>> plt.close("all")
+    """
     fig, axes = plt.subplots(1, 2, figsize=(12, 5.5))
     panels = ((axes[0], "jackknife", jack_low, jack_high, "jackknife (±1.96 se)"),
               (axes[1], "parametric", boot_low, boot_high, f"parametric ({n_boot}-sample bootstrap 95% CI)"))  # fmt: skip
@@ -97,10 +230,35 @@ def fig6_estimates(acc_v1, acc_v2, estimates, truth, jack_low, jack_high, boot_l
     return fig
 
 
-def fig7_mixtures(panels, annotators: int):
+def fig7_mixtures(
+    panels: Sequence[tuple[str, ArrayLike, ArrayLike, selection.BetaBinomialMixture]], annotators: int
+) -> Figure:
     """Engstrom et al., Figure 7: fitted beta mixtures, the ŝ they imply, the observed ŝ and the true s.
 
     ``panels`` is a list of ``(name, counts, true_s, mixture)``.
+
+    Parameters
+    ----------
+    panels : sequence of (str, array_like, array_like, BetaBinomialMixture)
+        Per panel: its title, the "yes" votes of each image, the images' true selection frequencies
+        and the mixture fitted to the votes (:func:`shifteval.selection.fit_betabinomial_mixture`).
+    annotators : int
+        Annotators per image.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per entry of ``panels``.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> mix = selection.BetaBinomialMixture(np.array([1.0]), np.array([2.0]), np.array([2.0]), 0.0, 10, 0, True)
+    >>> ax = fig7_mixtures([("v2", [3, 5, 8], [0.3, 0.5, 0.8], mix)], annotators=10).axes[0]
+    >>> k, p = ax.lines[1].get_data()  # implied p(ŝ), scaled to a density: sums to annotators
+    >>> ax.get_title(), round(float(p.sum()), 6)
+    ('v2', 10.0)
+    >>> plt.close("all")
     """
     grid = np.linspace(0.001, 0.999, 400)
     bins = np.arange(annotators + 2) / annotators - 0.5 / annotators
