@@ -468,7 +468,7 @@ eng_fit = linfit.fit_table(eng, n_boot=n_boot, ci=ci, seed=seed)
 eng_probit = linfit.fit_table(eng, scale="probit", n_boot=n_boot, ci=ci, seed=seed)
 recht_line = fits["imagenet_top1_matchedfrequency_cnn"]
 eng_res = testbeds.line_residuals(recht_line, eng)
-fig_eng = viz.linear_fits.engstrom_fig6b_timm_testbed(eng, eng_fit, recht_line)
+fig_eng = viz.linear_fits_extra.engstrom_fig6b_timm_testbed(eng, eng_fit, recht_line)
 viz.figure("linear-fits-engstrom-fig6b", fig_eng)
 ref_eng = published.reported()["engstrom2020"]["linear_fit_slope"]
 
@@ -526,7 +526,7 @@ for title, params in scenarios.items():
     fit = linfit.fit_linear(*accs, scale="probit", n_boot=min(n_boot, 10_000), seed=seed)
     gauss[title] = (*accs, *linfit.gaussian_difficulty_line(*params), fit)
 panels = {f"{t}: μ₂ = {p[2]}, σ₂ = {p[3]}": gauss[t] for t, p in scenarios.items()}
-viz.figure("linear-fits-sec53-gaussian", viz.linear_fits.sec53_gaussian_difficulty(panels))
+viz.figure("linear-fits-sec53-gaussian", viz.linear_fits_extra.sec53_gaussian_difficulty(panels))
 gtab = {t: {"u": g[2], "u (fit)": g[4].slope, "v": g[3], "v (fit)": g[4].intercept} for t, g in gauss.items()}
 viz.table("linear-fits-gaussian", pd.DataFrame(gtab).T.round(4))
 shift, narrow = gauss["mean shift only"][4], gauss["mean shift, narrower spread"][4]
@@ -589,7 +589,7 @@ from shifteval.datasets import world as worlds
 w = worlds.build_world(world)
 zoo_acc = zoos.build_zoo(w, zoos.default_zoo(zoo_size)).accuracy_table()
 zoo_fits = testbeds.fit_columns(zoo_acc, "v1", worlds.STRATEGIES, n_boot=n_boot, ci=ci, seed=seed)
-viz.figure("linear-fits-zoo", viz.linear_fits.zoo_fits(zoo_acc, zoo_fits, worlds.STRATEGIES))
+viz.figure("linear-fits-zoo", viz.linear_fits_extra.zoo_fits(zoo_acc, zoo_fits, worlds.STRATEGIES))
 viz.table("linear-fits-zoo-fits", testbeds.fits_frame({f"{s} / {c}": f for (s, c), f in zoo_fits.items()}))
 n_v1, n_new = len(w.split_index("v1")), len(w.split_index("matchedfrequency"))
 R.number("linear-fits-zoo-n-models", len(zoo_acc), "{:d}")
@@ -701,7 +701,7 @@ R.say(
 # %%
 drops = perimage.per_class_drops(corr)
 consistency = perimage.drop_consistency(drops)
-viz.figure("linear-fits-per-image-classes", viz.linear_fits.per_image_class_drops(drops))
+viz.figure("linear-fits-per-image-classes", viz.linear_fits_extra.per_image_class_drops(drops))
 wrong = perimage.always_wrong(corr)
 
 # %% tags=["remove-input"]
