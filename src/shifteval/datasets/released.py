@@ -454,7 +454,7 @@ def read_correctness(source: str | Path | IO[bytes]) -> Correctness:
 
     Examples
     --------
-    >>> with resources.files("shifteval.data").joinpath("released", _SHIPPED).open("rb") as fh:
+    >>> with resources.files("shifteval.data").joinpath("released", "imagenetv2_correctness.npz").open("rb") as fh:
     ...     corr = read_correctness(io.BytesIO(fh.read()))
     >>> len(corr.models), corr.datasets[0], corr.top5["imagenetv2-c-12"].shape
     (67, 'imagenet-validation-original', (67, 10000))
