@@ -18,7 +18,10 @@ and frost a procedural ice texture, both stated below.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import ndimage
 
 CORRUPTIONS = (
@@ -237,10 +240,40 @@ def _as_float(images):
     return images.astype(np.float64)
 
 
-def apply(images, name: str, t: float, seed: int = 0):
+def apply(images: ArrayLike, name: str, t: float, seed: int = 0) -> np.ndarray:
     """Apply perturbation ``name`` with raw strength ``t`` (see :data:`SEVERITY` for the levels).
 
     Same contract as :func:`corrupt`; used by :func:`calibrate` to search strengths.
+
+    Parameters
+    ----------
+    images : array_like, shape (H, W) or (N, H, W)
+        Grayscale images, ``uint8`` in 0-255 or floating point in [0, 1]; at least 8×8.
+    name : str
+        One of :data:`CORRUPTIONS`.
+    t : float
+        Raw strength of the perturbation (larger is stronger).
+    seed : int
+        Seed of the perturbation's randomness.
+
+    Returns
+    -------
+    ndarray
+        Same shape and dtype as ``images``, values in the same range.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown or the images are not valid grayscale images (see :func:`corrupt`).
+
+    Examples
+    --------
+    >>> img = np.full((2, 16, 16), 0.5)
+    >>> out = apply(img, "brightness", 0.2)
+    >>> out.shape, out.dtype == img.dtype, bool((out >= 0).all() and (out <= 1).all())
+    ((2, 16, 16), True, True)
+    >>> bool(np.array_equal(apply(img, "gaussian_noise", 0.3, seed=1), apply(img, "gaussian_noise", 0.3, seed=1)))
+    True
     """
     if name not in _FUNCTIONS:
         raise ValueError(f"unknown perturbation {name!r}; valid: {', '.join(CORRUPTIONS)}")
@@ -258,7 +291,13 @@ def apply(images, name: str, t: float, seed: int = 0):
     return out.astype(original.dtype)
 
 
-def corrupt(images, name: str, level: int, seed: int = 0, severity=None):
+def corrupt(
+    images: ArrayLike,
+    name: str,
+    level: int,
+    seed: int = 0,
+    severity: Mapping[str, Sequence[float]] | None = None,
+) -> np.ndarray:
     """Perturb images with one of the twelve perturbations at a severity level.
 
     Parameters
@@ -279,6 +318,22 @@ def corrupt(images, name: str, level: int, seed: int = 0, severity=None):
     -------
     ndarray
         Same shape and dtype as ``images``, values in the same range. Deterministic for a seed.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown, ``level`` is not an integer in 0-10, ``severity`` lacks 10 strengths
+        for ``name``, or the images are not (H, W) / (N, H, W) arrays of at least 8×8 pixels, ``uint8``
+        or finite floats in [0, 1].
+
+    Examples
+    --------
+    >>> img = (np.arange(28 * 28).reshape(28, 28) % 256).astype(np.uint8)
+    >>> bool(np.array_equal(corrupt(img, "fog", 0), img))
+    True
+    >>> out = corrupt(img, "contrast", 5)
+    >>> out.shape, out.dtype.name, bool(out.std() < img.std())
+    ((28, 28), 'uint8', True)
     """
     if name not in _FUNCTIONS:
         raise ValueError(f"unknown perturbation {name!r}; valid: {', '.join(CORRUPTIONS)}")
@@ -302,7 +357,13 @@ GRIDS = {
 }  # fmt: skip
 
 
-def calibrate(accuracy_at, name: str, grid, targets, return_clamped: bool = False):
+def calibrate(
+    accuracy_at: Callable[[str, float], float],
+    name: str,
+    grid: ArrayLike,
+    targets: Sequence[float],
+    return_clamped: bool = False,
+) -> list[float] | tuple[list[float], list[bool]]:
     """Strengths at which a model's accuracy hits each target (how a severity table is set).
 
     Parameters
@@ -310,6 +371,7 @@ def calibrate(accuracy_at, name: str, grid, targets, return_clamped: bool = Fals
     accuracy_at : callable(name, t) -> float
         The calibration model's accuracy on the perturbed calibration images.
     name : str
+        The perturbation, passed through to ``accuracy_at``.
     grid : sequence of float
         Increasing strengths to evaluate; start it at (or near) the identity strength so that a target
         just below clean accuracy can be interpolated rather than clamped.
@@ -327,6 +389,11 @@ def calibrate(accuracy_at, name: str, grid, targets, return_clamped: bool = Fals
         target, its last point if no point reaches it (both clamped).
     clamped : list of bool
         Only with ``return_clamped``.
+
+    Raises
+    ------
+    ValueError
+        If ``grid`` is not an increasing 1-D sequence of at least two strengths.
 
     Examples
     --------

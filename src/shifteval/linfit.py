@@ -12,10 +12,14 @@ the printed ranks, the interval widths of §2 and App. B.1).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
+if TYPE_CHECKING:
+    import pandas as pd
 SCALES = ("linear", "probit")
 _PROBIT_CLIP = 1e-6  # probit(0) and probit(1) are infinite; accuracies are clipped this far inside (0, 1)
 
@@ -34,7 +38,7 @@ def _as_accuracies(values, name: str) -> np.ndarray:
     return arr
 
 
-def transform(acc, scale: str = "linear") -> np.ndarray:
+def transform(acc: ArrayLike, scale: str = "linear") -> np.ndarray:
     """Map accuracies to the axis scale of a fit.
 
     Parameters
@@ -44,6 +48,20 @@ def transform(acc, scale: str = "linear") -> np.ndarray:
     scale : {"linear", "probit"}
         ``"probit"`` applies the inverse Gaussian CDF Φ⁻¹ (Recht et al. 2019, App. C.2),
         clipping to [1e-6, 1 - 1e-6] so that 0 and 1 stay finite.
+
+    Returns
+    -------
+    ndarray
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` is not one of :data:`SCALES`.
+
+    Examples
+    --------
+    >>> [round(float(v), 3) for v in transform([0.5, 0.8413, 1.0], "probit")]
+    [0.0, 1.0, 4.753]
     """
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
@@ -53,15 +71,39 @@ def transform(acc, scale: str = "linear") -> np.ndarray:
     return stats.norm.ppf(np.clip(acc, _PROBIT_CLIP, 1 - _PROBIT_CLIP))
 
 
-def inverse_transform(values, scale: str = "linear") -> np.ndarray:
-    """Inverse of :func:`transform` (Φ for the probit scale)."""
+def inverse_transform(values: ArrayLike, scale: str = "linear") -> np.ndarray:
+    """Inverse of :func:`transform` (Φ for the probit scale).
+
+    Parameters
+    ----------
+    values : array_like
+        Values on the fit's scale.
+    scale : {"linear", "probit"}
+        As in :func:`transform`.
+
+    Returns
+    -------
+    ndarray
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` is not one of :data:`SCALES`.
+
+    Examples
+    --------
+    >>> [round(float(v), 3) for v in inverse_transform([0.0, 1.0], "probit")]
+    [0.5, 0.841]
+    """
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
     values = np.asarray(values, dtype=float)
     return values if scale == "linear" else stats.norm.cdf(values)
 
 
-def bootstrap_lines(x, y, n_boot: int, rng: np.random.Generator, chunk: int = 20_000):
+def bootstrap_lines(
+    x: np.ndarray, y: np.ndarray, n_boot: int, rng: np.random.Generator, chunk: int = 20_000
+) -> tuple[np.ndarray, np.ndarray]:
     """Least-squares slope and intercept of ``y ~ x`` on bootstrap resamples of the points.
 
     Each replicate resamples the points (models) with replacement, as Recht et al. (2019, §3.3)
@@ -83,6 +125,12 @@ def bootstrap_lines(x, y, n_boot: int, rng: np.random.Generator, chunk: int = 20
     Returns
     -------
     slopes, intercepts : ndarray, shape (n_boot,)
+
+    Examples
+    --------
+    >>> s, i = bootstrap_lines(np.arange(4.0), 2 * np.arange(4.0) + 1, 50, np.random.default_rng(0))
+    >>> s.shape, round(float(np.nanmean(s)), 3), round(float(np.nanmean(i)), 3)
+    ((50,), 2.0, 1.0)
     """
     n = len(x)
     slopes = np.empty(n_boot)
@@ -94,7 +142,7 @@ def bootstrap_lines(x, y, n_boot: int, rng: np.random.Generator, chunk: int = 20
     return slopes, intercepts
 
 
-def row_lines(xb, yb):
+def row_lines(xb: np.ndarray, yb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Least-squares slope and intercept of ``yb[i] ~ xb[i]`` for every row ``i`` at once.
 
     The closed form ``slope = cov(x, y) / var(x)``; a row whose x values are all equal yields NaN.
@@ -107,6 +155,11 @@ def row_lines(xb, yb):
     Returns
     -------
     slopes, intercepts : ndarray, shape (b,)
+
+    Examples
+    --------
+    >>> [v.round(3).tolist() for v in row_lines(np.array([[0.0, 1, 2], [1, 1, 1]]), np.array([[-1.0, 2, 5], [2, 2, 2]]))]
+    [[3.0, nan], [-1.0, nan]]
     """
     mx, my = xb.mean(axis=1), yb.mean(axis=1)
     dx = xb - mx[:, None]
@@ -137,11 +190,11 @@ class LinearFit:
     boot_slopes: np.ndarray = field(repr=False)
     boot_intercepts: np.ndarray = field(repr=False)
 
-    def predict(self, x) -> np.ndarray:
+    def predict(self, x: ArrayLike) -> np.ndarray:
         """The fitted new accuracy (fraction) at original accuracies ``x`` (fractions)."""
         return inverse_transform(self.slope * transform(x, self.scale) + self.intercept, self.scale)
 
-    def band(self, x, ci: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def band(self, x: ArrayLike, ci: float | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Pointwise bootstrap confidence band of the line at ``x`` (fractions).
 
         The shaded region of Recht et al. (2019), Figures 1, 2 and 6: for every grid point, the
@@ -154,7 +207,7 @@ class LinearFit:
         q = np.quantile(lines, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
         return inverse_transform(q[0], self.scale), inverse_transform(q[1], self.scale)
 
-    def residual_rms(self, x, y) -> float:
+    def residual_rms(self, x: ArrayLike, y: ArrayLike) -> float:
         """Root-mean-square distance (fraction) between accuracies ``y`` and the line at ``x``."""
         return float(np.sqrt(np.mean((self.predict(x) - np.asarray(y, float)) ** 2)))
 
@@ -182,7 +235,10 @@ class LinearFit:
         }
 
 
-def fit_linear(x, y, *, scale: str = "linear", n_boot: int = 100_000, ci: float = 0.95, seed=0):
+def fit_linear(
+    x: ArrayLike, y: ArrayLike, *, scale: str = "linear", n_boot: int = 100_000, ci: float = 0.95,
+    seed: int | np.random.Generator = 0,
+) -> LinearFit:  # fmt: skip
     """Fit new accuracy against original accuracy, with a bootstrap over models.
 
     Recht et al. (2019), §3.3: ``acc_new = slope * acc_orig + intercept`` by least squares, and
@@ -205,6 +261,17 @@ def fit_linear(x, y, *, scale: str = "linear", n_boot: int = 100_000, ci: float 
     Returns
     -------
     LinearFit
+
+    Raises
+    ------
+    ValueError
+        If x, y are not 1-D fractions in [0, 1], differ in length, n < 3, x is constant, or an option is invalid.
+
+    Examples
+    --------
+    >>> fit = fit_linear(np.linspace(0.7, 0.9, 5), np.linspace(0.54, 0.78, 5), n_boot=200, seed=0)
+    >>> round(fit.slope, 3), round(fit.intercept, 3), round(float(fit.predict(0.8)), 3)
+    (1.2, -0.3, 0.66)
     """
     x = _as_accuracies(x, "x (original accuracies)")
     y = _as_accuracies(y, "y (new accuracies)")
@@ -242,7 +309,7 @@ def fit_linear(x, y, *, scale: str = "linear", n_boot: int = 100_000, ci: float 
     )
 
 
-def clopper_pearson(k, n, alpha: float = 0.05):
+def clopper_pearson(k: ArrayLike, n: ArrayLike, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     """Exact binomial confidence interval for an accuracy k/n.
 
     Recht et al. (2019) draw these as the error bars of Figures 1 and 2 and print them in
@@ -259,6 +326,16 @@ def clopper_pearson(k, n, alpha: float = 0.05):
     -------
     low, high : ndarray
         Interval bounds in [0, 1]; low = 0 when k = 0 and high = 1 when k = n.
+
+    Raises
+    ------
+    ValueError
+        If k or n are not whole numbers, n < 1, k lies outside [0, n], or alpha is not in (0, 1).
+
+    Examples
+    --------
+    >>> [[round(float(v), 3) for v in bound] for bound in clopper_pearson([0, 5, 10], 10)]
+    [[0.0, 0.187, 0.692], [0.308, 0.813, 1.0]]
     """
     k = np.asarray(k)
     n = np.asarray(n)
@@ -280,13 +357,32 @@ def clopper_pearson(k, n, alpha: float = 0.05):
     return low, high
 
 
-def gaussian_difficulty_line(mu1: float, sigma1: float, mu2: float, sigma2: float):
+def gaussian_difficulty_line(mu1: float, sigma1: float, mu2: float, sigma2: float) -> tuple[float, float]:
     """Slope and intercept of the probit line implied by the Gaussian difficulty model.
 
     Recht et al. (2019), §5.3: with image difficulty τ ~ N(μ_k, σ_k²) on test set k and
     P(correct | τ) = Φ(s_j − τ) for a model of skill s_j, the accuracy is
     α_{j,k} = Φ((s_j − μ_k) / √(σ_k² + 1)), so Φ⁻¹(α_{j,2}) = u Φ⁻¹(α_{j,1}) + v with
     u = √(σ₁² + 1) / √(σ₂² + 1) and v = (μ₁ − μ₂) / √(σ₂² + 1).
+
+    Parameters
+    ----------
+    mu1, sigma1, mu2, sigma2 : float
+        Mean and standard deviation (>= 0) of the difficulty on test sets 1 and 2.
+
+    Returns
+    -------
+    u, v : float
+
+    Raises
+    ------
+    ValueError
+        If ``sigma1`` or ``sigma2`` is negative.
+
+    Examples
+    --------
+    >>> gaussian_difficulty_line(0.0, 0.0, 1.0, 0.0)
+    (1.0, -1.0)
     """
     for name, s in (("sigma1", sigma1), ("sigma2", sigma2)):
         if s < 0:
@@ -297,17 +393,38 @@ def gaussian_difficulty_line(mu1: float, sigma1: float, mu2: float, sigma2: floa
 
 
 def simulate_gaussian_difficulty(
-    skills, mu1: float, sigma1: float, mu2: float, sigma2: float, n_images: int = 10_000, seed=0
-):
+    skills: ArrayLike, mu1: float, sigma1: float, mu2: float, sigma2: float, n_images: int = 10_000,
+    seed: int | np.random.Generator = 0,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Accuracies of models with the given skills on two simulated test sets (Recht et al. §5.3).
 
     Each test set draws ``n_images`` difficulties τ ~ N(μ, σ²); a model of skill s classifies an
     image correctly with probability Φ(s − τ), and each correct/incorrect outcome is sampled.
 
+    Parameters
+    ----------
+    skills : array_like, shape (m,)
+        Skill s of each model; non-empty and 1-D.
+    mu1, sigma1, mu2, sigma2 : float
+        Mean and standard deviation of the difficulty on test sets 1 and 2.
+    n_images, seed : int
+        Images per test set (>= 1), and the simulation's seed (or a numpy.random.Generator).
+
     Returns
     -------
     acc1, acc2 : ndarray, shape (len(skills),)
         Empirical accuracies on test sets 1 and 2.
+
+    Raises
+    ------
+    ValueError
+        If ``skills`` is empty or not 1-D, or ``n_images`` < 1.
+
+    Examples
+    --------
+    >>> a1, a2 = simulate_gaussian_difficulty([-1.0, 0.0, 1.0], 0.0, 1.0, 0.5, 1.0, n_images=2000)
+    >>> a1.shape, bool((np.diff(a1) > 0).all()), bool((a2 < a1).all())
+    ((3,), True, True)
     """
     skills = np.asarray(skills, dtype=float)
     if skills.ndim != 1 or len(skills) == 0:
@@ -323,13 +440,33 @@ def simulate_gaussian_difficulty(
     return out[0], out[1]
 
 
-def fit_table(table, *, scale: str = "linear", n_boot: int = 100_000, ci: float = 0.95, seed=0):
+def fit_table(
+    table: pd.DataFrame, *, scale: str = "linear", n_boot: int = 100_000, ci: float = 0.95,
+    seed: int | np.random.Generator = 0,
+) -> LinearFit:  # fmt: skip
     """:func:`fit_linear` on a published table (columns ``orig_acc``, ``new_acc`` in percent).
 
     Parameters
     ----------
     table : pandas.DataFrame
         A table from :func:`shifteval.datasets.published.load_table` (or the same columns).
+    scale, n_boot, ci, seed
+        As in :func:`fit_linear`.
+
+    Returns
+    -------
+    LinearFit
+
+    Raises
+    ------
+    ValueError
+        If ``orig_acc`` or ``new_acc`` is missing, or as :func:`fit_linear`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> round(fit_table(pd.DataFrame({"orig_acc": [70, 80, 90], "new_acc": [60, 72, 84]}), n_boot=100).slope, 3)
+    1.2
     """
     missing = {"orig_acc", "new_acc"} - set(table.columns)
     if missing:
@@ -341,6 +478,22 @@ def fit_table(table, *, scale: str = "linear", n_boot: int = 100_000, ci: float 
     )  # fmt: skip
 
 
-def mean_change(table) -> float:
-    """Average ``new_acc - orig_acc`` over a table's models, in points (Recht et al. 2019, Table 2)."""
+def mean_change(table: pd.DataFrame) -> float:
+    """Average ``new_acc - orig_acc`` over a table's models, in points (Recht et al. 2019, Table 2).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Columns ``orig_acc`` and ``new_acc`` in percent.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> mean_change(pd.DataFrame({"orig_acc": [70.0, 80.0], "new_acc": [60.0, 74.0]}))
+    -8.0
+    """
     return float((table["new_acc"] - table["orig_acc"]).mean())

@@ -23,9 +23,14 @@ pseudocode, kept as the reference the fast version is tested against.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 METHODS = ("label_and_prob", "prob")
 
@@ -164,8 +169,9 @@ def _match_loop(conf, seg_start, seg_end, tgt_seg, tgt_conf, u, eps):
 
 
 def match_predictions(
-    src_pred, src_conf, tgt_pred, tgt_conf, *, eps=0.005, by="label_and_prob", seed=0
-) -> MatchResult:
+    src_pred: ArrayLike, src_conf: ArrayLike, tgt_pred: ArrayLike, tgt_conf: ArrayLike, *, eps: float = 0.005,
+    by: str = "label_and_prob", seed: int | np.random.Generator = 0,
+) -> MatchResult:  # fmt: skip
     """Match target predictions to source predictions (Anzaku et al., Algorithms 1 and 2).
 
     Parameters
@@ -184,6 +190,18 @@ def match_predictions(
     Returns
     -------
     MatchResult
+
+    Raises
+    ------
+    ValueError
+        If ``eps`` is not in (0, 1), ``by`` is unknown, or a set is empty, not 1-D, of unequal lengths,
+        has non-integer labels or probabilities outside [0, 1] or NaN.
+
+    Examples
+    --------
+    >>> m = match_predictions([0, 0, 1], [0.9, 0.5, 0.7], [0, 1, 1], [0.902, 0.7, 0.3])
+    >>> m.source_index.tolist(), m.target_index.tolist(), m.unmatched_target_index.tolist(), round(m.fraction_unmatched, 3)
+    ([0, 2], [0, 1], [2], 0.333)
     """
     _check_eps_method(eps, by)
     src_pred, src_conf = _check_pred_conf(src_pred, src_conf, "source")
@@ -216,12 +234,34 @@ def match_predictions(
 
 
 def match_predictions_reference(
-    src_pred, src_conf, tgt_pred, tgt_conf, *, eps=0.005, by="label_and_prob", seed=0
-) -> MatchResult:
+    src_pred: ArrayLike, src_conf: ArrayLike, tgt_pred: ArrayLike, tgt_conf: ArrayLike, *, eps: float = 0.005,
+    by: str = "label_and_prob", seed: int | np.random.Generator = 0,
+) -> MatchResult:  # fmt: skip
     """Direct transcription of the pseudocode: a loop over targets, each scanning the whole source.
 
     Same semantics and validation as :func:`match_predictions`, O(N·M); kept as the reference the
     fast version is tested and benchmarked against.
+
+    Parameters
+    ----------
+    src_pred, src_conf, tgt_pred, tgt_conf, eps, by, seed
+        As for :func:`match_predictions`.
+
+    Returns
+    -------
+    MatchResult
+        Not bit-identical to :func:`match_predictions` for the same seed (different random draws).
+
+    Raises
+    ------
+    ValueError
+        As :func:`match_predictions`.
+
+    Examples
+    --------
+    >>> m = match_predictions_reference([0, 0, 1], [0.9, 0.5, 0.7], [0, 1, 1], [0.902, 0.7, 0.3], by="prob")
+    >>> m.source_index.tolist(), m.unmatched_target_index.tolist()
+    ([0, 2], [2])
     """
     _check_eps_method(eps, by)
     src_pred, src_conf = _check_pred_conf(src_pred, src_conf, "source")
@@ -263,8 +303,9 @@ def _mean_std(values):
 
 
 def matched_accuracy(
-    src_labels, src_probs, tgt_labels, tgt_probs, *, eps=0.005, by="label_and_prob", n_runs=10, seed=0
-) -> dict:
+    src_labels: ArrayLike, src_probs: ArrayLike, tgt_labels: ArrayLike, tgt_probs: ArrayLike, *,
+    eps: float = 0.005, by: str = "label_and_prob", n_runs: int = 10, seed: int = 0,
+) -> dict:  # fmt: skip
     """Accuracy and matched accuracy of one model on two test sets (Anzaku et al., §4.1).
 
     The larger set plays the source, as in the paper (ties: the first set); ``roles`` says which. When
@@ -293,6 +334,19 @@ def matched_accuracy(
         ``matched_accuracy_target``, ``matched_gap``, ``fraction_unmatched``,
         ``accuracy_unmatched_target`` (``None`` when every target matched), and ``mean_confidence`` of the
         matched source, matched target and unmatched target subsets.
+
+    Raises
+    ------
+    ValueError
+        If ``eps`` or ``by`` is invalid, ``n_runs`` < 1, the labels or probabilities are malformed
+        (:func:`shifteval.zoo.store.validate_predictions`), or the sets differ in number of classes.
+
+    Examples
+    --------
+    >>> probs = np.array([[0.9, 0.1], [0.3, 0.7], [0.6, 0.4], [0.2, 0.8]])
+    >>> r = matched_accuracy([0, 1, 0, 0], probs, [0, 1, 1], probs[:3], n_runs=3)
+    >>> r["roles"]["source"], round(r["gap"], 3), round(r["matched_gap"]["mean"], 3), r["fraction_unmatched"]["mean"]
+    ('first', 0.083, 0.333, 0.0)
     """
     _check_eps_method(eps, by)
     if int(n_runs) < 1:
@@ -351,6 +405,22 @@ def matched_accuracy(
 def role_names(roles: dict, first: str, second: str) -> dict:
     """The dataset names playing source and target, from a ``roles`` entry of :func:`matched_accuracy`.
 
+    Parameters
+    ----------
+    roles : dict
+        ``{"source": "first"|"second", "target": "second"|"first"}``.
+    first, second : str
+        Names of the first and the second set.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    ValueError
+        If ``roles`` does not map source and target to "first" and "second".
+
     Examples
     --------
     >>> role_names({"source": "second", "target": "first"}, "cifar10.1", "cinic10")
@@ -363,8 +433,9 @@ def role_names(roles: dict, first: str, second: str) -> dict:
 
 
 def matched_table(
-    pairs: dict, *, eps=0.005, by="label_and_prob", n_runs=10, seed=0, names=("first", "second")
-):
+    pairs: dict, *, eps: float = 0.005, by: str = "label_and_prob", n_runs: int = 10, seed: int = 0,
+    names: tuple[str, str] = ("first", "second"),
+) -> pd.DataFrame:  # fmt: skip
     """:func:`matched_accuracy` for many models; one row per model (a pandas DataFrame).
 
     Parameters
@@ -372,6 +443,8 @@ def matched_table(
     pairs : dict of str -> (Predictions, Predictions)
         For each model, its predictions on the first (usually the original) and the second set, as
         read from a prediction store (:class:`shifteval.zoo.store.Predictions`).
+    eps, by, n_runs, seed
+        As for :func:`matched_accuracy`.
     names : (str, str)
         Names of the first and the second set; the columns ``source_set`` and ``target_set`` say which
         plays which role (the larger set is the source, so the roles swap when the second is larger).
@@ -383,6 +456,20 @@ def matched_table(
         matched_gap_std, fraction_unmatched, acc_unmatched_target, conf_source, conf_target,
         source_role, source_set, target_set, n_source, n_target`` (means over runs where a statistic
         varies between runs; gaps are source − target).
+
+    Raises
+    ------
+    ValueError
+        As :func:`matched_accuracy`.
+
+    Examples
+    --------
+    >>> from shifteval.zoo.store import Predictions
+    >>> probs = np.array([[0.9, 0.1], [0.3, 0.7], [0.6, 0.4], [0.2, 0.8]])
+    >>> a, b = Predictions("m", "v1", np.array([0, 1, 0, 0]), probs, {}), Predictions("m", "v2", np.array([0, 1]), probs[:2], {})
+    >>> t = matched_table({"m": (a, b)}, n_runs=2, names=("v1", "v2"))
+    >>> t.loc["m", "source_set"], int(t.loc["m", "n_source"]), round(float(t.loc["m", "gap"]), 3)
+    ('v1', 4, -0.25)
     """
     import pandas as pd
 

@@ -16,12 +16,17 @@ this.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
 from .matching import METHODS, match_predictions, matched_accuracy, matched_table, role_names
+
+if TYPE_CHECKING:
+    from .zoo.store import Predictions
 
 #: A model's probabilities count as continuous when at least this share of its predicted probabilities
 #: on the source set are distinct values, and as quantised below ``QUANTISED_SHARE``; in between they
@@ -36,7 +41,7 @@ def distinct_probabilities(probs: ArrayLike) -> int:
     Parameters
     ----------
     probs : array_like of float, shape (N, K)
-        Softmax probabilities.
+        Softmax probabilities; ValueError unless a non-empty 2-D array.
 
     Returns
     -------
@@ -58,14 +63,15 @@ def _check_targets(pairs_by_target: dict) -> None:
         raise ValueError("pairs_by_target must map at least one target set to a non-empty {model: pair} dict")
 
 
-def evaluate(pairs_by_target: dict, first: str, *, eps=0.005, n_runs=10, seed=0, methods=METHODS) -> dict:
+def evaluate(pairs_by_target: dict, first: str, *, eps: float = 0.005, n_runs: int = 10, seed: int = 0,
+             methods: tuple[str, ...] = METHODS) -> dict:  # fmt: skip
     """Accuracy, matched accuracy and fraction unmatched of every model, per target set and algorithm.
 
     Parameters
     ----------
     pairs_by_target : dict of str -> dict of str -> (Predictions, Predictions)
         For each second set, ``{model: (predictions on first, predictions on second)}``
-        (:meth:`shifteval.zoo.PredictionStore.pairs`).
+        (:meth:`shifteval.zoo.PredictionStore.pairs`); ValueError if empty.
     first : str
         Name of the first set (the source unless the second set is larger).
     eps, n_runs, seed :
@@ -78,6 +84,19 @@ def evaluate(pairs_by_target: dict, first: str, *, eps=0.005, n_runs=10, seed=0,
     dict of (str, str) -> pandas.DataFrame
         ``(second set, method)`` → :func:`shifteval.matching.matched_table` (columns ``source_set`` and
         ``target_set`` name the roles).
+
+    Examples
+    --------
+    Also runs :func:`roles`, :func:`narrower`, :func:`summary` and :func:`gap_facts`:
+
+    >>> from shifteval.zoo.store import Predictions as P
+    >>> p = np.array([[0.9, 0.1], [0.3, 0.7], [0.6, 0.4], [0.2, 0.8]])
+    >>> pairs = {"m": (P("m", "a", np.array([0, 1, 0, 0]), p, {}), P("m", "b", np.array([0, 1, 1]), p[:3], {}))}
+    >>> tables = evaluate({"b": pairs}, "a", n_runs=2)
+    >>> sorted(tables), roles(tables["b", "prob"]), narrower(tables)["b"]
+    ([('b', 'label_and_prob'), ('b', 'prob')], {'source': 'a', 'target': 'b'}, {'label_and_prob': 0.0, 'prob': 0.0})
+    >>> summary(tables)["mean accuracy gap (points)"].round(2).tolist(), gap_facts(tables, "b")["n_acc"]
+    ([8.33, 8.33], 1)
     """
     _check_targets(pairs_by_target)
     return {
@@ -160,7 +179,8 @@ def summary(tables: dict) -> pd.DataFrame:
     return pd.DataFrame(rows).T.infer_objects()
 
 
-def quantisation_table(pairs: dict, *, eps=0.005, eps_small=1e-6, n_runs=3, seed=0, by="label_and_prob"):
+def quantisation_table(pairs: dict, *, eps: float = 0.005, eps_small: float = 1e-6, n_runs: int = 3,
+                       seed: int = 0, by: str = "label_and_prob") -> pd.DataFrame:  # fmt: skip
     """How quantised probabilities change matching, model by model.
 
     Parameters
@@ -184,6 +204,15 @@ def quantisation_table(pairs: dict, *, eps=0.005, eps_small=1e-6, n_runs=3, seed
         common probability), ``min_spacing`` (smallest difference between distinct probabilities of
         the two sets together; above 2ε a window only holds exact ties), ``gap``, ``matched_gap``, ``fraction_unmatched`` at ``eps`` and
         ``fraction_unmatched_small``, ``matched_gap_small`` at ``eps_small``.
+
+    Examples
+    --------
+    >>> from shifteval.zoo.store import Predictions as P
+    >>> p = np.array([[1.0, 0.0]] + [[0.5, 0.5]] * 4)  # two probability values, like a 2-NN; + quant_facts
+    >>> pairs = {"knn": (P("knn", "a", np.array([0, 0, 1, 0, 1]), p, {}), P("knn", "b", np.array([0, 1]), p[1:3], {}))}
+    >>> q = quantisation_table(pairs, n_runs=2)
+    >>> int(q.loc["knn", "distinct_source"]), q.loc["knn", "kind"], quant_facts(q, 0.005)["quantised"]
+    (2, 'quantised', 'knn')
     """
     rows = {}
     for name, (a, b) in pairs.items():
@@ -217,7 +246,8 @@ def _kind(distinct_share: float) -> str:
     return "quantised" if distinct_share < QUANTISED_SHARE else "saturating"
 
 
-def eps_sweep(first, second, eps_grid, *, methods=METHODS, n_runs=5, seed=0) -> pd.DataFrame:
+def eps_sweep(first: Predictions, second: Predictions, eps_grid: ArrayLike, *,
+              methods: tuple[str, ...] = METHODS, n_runs: int = 5, seed: int = 0) -> pd.DataFrame:  # fmt: skip
     """Matched gap and fraction unmatched of one model as ε varies.
 
     Parameters
@@ -225,12 +255,22 @@ def eps_sweep(first, second, eps_grid, *, methods=METHODS, n_runs=5, seed=0) -> 
     first, second : Predictions
         The model's predictions on the two sets.
     eps_grid : sequence of float
-        Values of ε, each in (0, 1).
+        Values of ε, each in (0, 1); ValueError if empty.
+    methods, n_runs, seed
+        As in :func:`evaluate`.
 
     Returns
     -------
     pandas.DataFrame
         Rows ``eps, method, gap, matched_gap, matched_gap_std, fraction_unmatched``.
+
+    Examples
+    --------
+    >>> from shifteval.zoo.store import Predictions as P
+    >>> p = np.array([[0.9, 0.1], [0.3, 0.7], [0.6, 0.4], [0.2, 0.8]])
+    >>> sweep = eps_sweep(P("m", "a", np.array([0, 1, 0, 0]), p, {}), P("m", "b", np.array([0, 1, 1]), p[:3], {}), [0.01, 0.1], n_runs=2)
+    >>> sweep.shape, round(float(sweep_facts(sweep, 0.01)["g"]), 2)  # and sweep_facts
+    ((4, 6), 8.33)
     """
     if len(eps_grid) == 0:
         raise ValueError("eps_grid is empty")
@@ -250,10 +290,13 @@ def eps_sweep(first, second, eps_grid, *, methods=METHODS, n_runs=5, seed=0) -> 
 def pick_models(table: pd.DataFrame, quant: pd.DataFrame) -> dict:
     """The strong and the weak model (highest and lowest source accuracy) and the median continuous one.
 
+    ``continuous`` is the model with continuous probabilities (see :func:`quantisation_table`) of median
+    source accuracy; when the zoo has none, the median model of the whole zoo.
+
     Parameters
     ----------
     table : pandas.DataFrame
-        An :func:`evaluate` table (column ``acc_source``).
+        An :func:`evaluate` table (column ``acc_source``); ValueError if empty.
     quant : pandas.DataFrame
         :func:`quantisation_table` of the same models (column ``kind``).
 
@@ -262,8 +305,10 @@ def pick_models(table: pd.DataFrame, quant: pd.DataFrame) -> dict:
     dict
         ``{"strong": name, "weak": name, "continuous": name}``.
 
-    ``continuous`` is the model with continuous probabilities (see :func:`quantisation_table`) of median
-    source accuracy; when the zoo has none, the median model of the whole zoo.
+    Examples
+    --------
+    >>> pick_models(pd.DataFrame({"acc_source": [0.9, 0.5, 0.7]}, index=list("xyz")), pd.DataFrame({"kind": ["quantised", "continuous", "continuous"]}, index=list("xyz")))
+    {'strong': 'x', 'weak': 'y', 'continuous': 'z'}
     """
     if len(table) == 0:
         raise ValueError("pick_models needs at least one model")
@@ -276,9 +321,8 @@ def pick_models(table: pd.DataFrame, quant: pd.DataFrame) -> dict:
     }
 
 
-def fig5_subsets(
-    first, second, names=("first", "second"), *, eps=0.005, by="label_and_prob", n_runs=10, seed=0
-):
+def fig5_subsets(first: Predictions, second: Predictions, names: tuple[str, str] = ("first", "second"), *,
+                 eps: float = 0.005, by: str = "label_and_prob", n_runs: int = 10, seed: int = 0) -> dict:  # fmt: skip
     """Figure 5 of the paper for one model: the three subsets of one run and the numbers over runs.
 
     Parameters
@@ -287,6 +331,8 @@ def fig5_subsets(
         The model's predictions on the two sets.
     names : (str, str)
         Names of the two sets (the larger is the source).
+    eps, by, n_runs, seed
+        As in :func:`shifteval.matching.matched_accuracy`.
 
     Returns
     -------
@@ -295,6 +341,14 @@ def fig5_subsets(
         target"`` → ``(confidence, correct)`` of the run with ``seed``), and means over ``n_runs``:
         ``accuracy_gap``, ``matched_gap``, ``unmatched_accuracy``, ``fraction_unmatched``,
         ``n_unmatched``.
+
+    Examples
+    --------
+    >>> from shifteval.zoo.store import Predictions as P
+    >>> p = np.array([[0.9, 0.1], [0.3, 0.7], [0.6, 0.4], [0.2, 0.8]])
+    >>> f = fig5_subsets(P("m", "a", np.array([0, 1, 0, 0]), p, {}), P("m", "b", np.array([0, 1, 1]), p[:3], {}), ("a", "b"), n_runs=2)
+    >>> f["roles"], {k: len(v[0]) for k, v in f["subsets"].items()}, round(f["accuracy_gap"], 3)
+    ({'source': 'a', 'target': 'b'}, {'matched source': 3, 'matched target': 3, 'unmatched target': 0}, 0.083)
     """
     r = matched_accuracy(
         first.labels, first.probs, second.labels, second.probs, eps=eps, by=by, n_runs=n_runs, seed=seed
@@ -392,6 +446,10 @@ def quant_facts(quant: pd.DataFrame, eps: float) -> dict:
         continuous models (``c_min``) and the largest among quantised ones (``q_max``), the range among
         saturating ones (``s_min``, ``s_max``; NaN when there are none), the grid models
         and the largest difference of their fractions unmatched at the two ε (``grid_diff``).
+
+    Examples
+    --------
+    See :func:`quantisation_table`, whose example also runs this function.
     """
     kinds = {k: quant[quant.kind == k] for k in ("continuous", "quantised", "saturating")}
     grid = quant[quant.min_spacing > 2 * eps]
@@ -415,6 +473,19 @@ def sweep_facts(sweep: pd.DataFrame, eps: float) -> dict:
     Algorithm 1's fraction unmatched along ε (``fu0`` at the smallest, ``fu1`` at the largest, whether it
     never rises: ``monotone``) and Algorithm 2's accuracy gap ``g`` and matched gap at the largest ε
     (``m1``) and at the ε nearest ``eps`` (``m0``), in points.
+
+    Parameters
+    ----------
+    sweep, eps : pandas.DataFrame, float
+        :func:`eps_sweep` output and the working ε.
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    See :func:`eps_sweep`, whose example also runs this function.
     """
     a1 = sweep[sweep.method == "label_and_prob"].sort_values("eps")
     a2 = sweep[sweep.method == "prob"].sort_values("eps")

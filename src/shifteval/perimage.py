@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy import stats
 
 from . import linfit
@@ -50,6 +51,25 @@ def recompute_table(corr: Correctness, new: str, top: int = 1, original: str = O
 
     Accuracies and 95% Clopper-Pearson bounds in percent (:func:`shifteval.linfit.clopper_pearson`),
     ``gap = orig_acc - new_acc`` and 1-based ranks by accuracy, one row per model.
+
+    Parameters
+    ----------
+    corr : Correctness
+        Per-image correctness.
+    new, original : str
+        The new and the original test set of ``corr`` (ValueError if absent).
+    top : {1, 5}
+        Top-1 or top-5 correctness (ValueError otherwise, or if ``corr`` has no top-5).
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Examples
+    --------
+    >>> corr = Correctness(tuple("abc"), ("o", "n"), {"o": np.tri(3, 4, 1, bool), "n": np.tri(3, 4, 0, bool)}, dict.fromkeys("on"), dict.fromkeys("on", np.array([0, 0, 1, 1])))
+    >>> recompute_table(corr, "n", original="o")[["orig_acc", "new_acc", "gap", "new_rank"]].values.tolist()
+    [[50.0, 25.0, 25.0, 3.0], [75.0, 50.0, 25.0, 2.0], [100.0, 75.0, 25.0, 1.0]]
     """
     out = {"model": list(corr.models)}
     for prefix, d in (("orig", original), ("new", new)):
@@ -75,7 +95,9 @@ def compare_with_paper(corr: Correctness, original: str = ORIGINAL) -> tuple[pd.
     ----------
     corr : Correctness
         Must contain ``original`` and the three ImageNetV2 test sets, top-1 and top-5, for the
-        paper's models (names as in the transcribed tables).
+        paper's models (names as in the transcribed tables); ValueError if one is missing.
+    original : str
+        The original test set.
 
     Returns
     -------
@@ -85,6 +107,13 @@ def compare_with_paper(corr: Correctness, original: str = ORIGINAL) -> tuple[pd.
     max_abs_diff : float
         The largest ``abs_diff`` over the value columns (not ranks), in points: at most 0.05 when every
         value agrees to the printed rounding.
+
+    Examples
+    --------
+    >>> from shifteval.datasets.released import imagenetv2_correctness
+    >>> comparison, max_abs_diff = compare_with_paper(imagenetv2_correctness())
+    >>> round(max_abs_diff, 3), bool(comparison.agrees.all()), only_ties_differ(comparison)
+    (0.05, True, True)
     """
     parts = []
     for (new, top), name in PAPER_TABLES.items():
@@ -125,6 +154,17 @@ def only_ties_differ(agreement: pd.DataFrame, tol: float = 1e-6) -> bool:
     A value recomputed as exactly ``x.x5`` may be printed rounded up or down; any other mismatch would be
     a real disagreement. Ranks (columns ending in ``rank``) are not rounded and are left out.
 
+    Parameters
+    ----------
+    agreement : pandas.DataFrame
+        Columns ``column``, ``printed``, ``recomputed``, as from :func:`compare_with_paper`.
+    tol : float
+        Differences up to ``tol`` count as equal.
+
+    Returns
+    -------
+    bool
+
     Examples
     --------
     >>> t = pd.DataFrame({"column": ["gap", "gap"], "printed": [1.2, 3.4], "recomputed": [1.25, 3.41]})
@@ -156,10 +196,25 @@ def per_class_accuracy(
 ) -> pd.DataFrame:
     """Accuracy (fraction) of every model on every class of ``dataset``; NaN for classes without images.
 
+    Parameters
+    ----------
+    corr : Correctness
+    dataset : str
+    top : {1, 5}
+        Top-1 or top-5 correctness on the dataset ``dataset`` of ``corr``.
+    n_classes : int, optional
+        Number of classes (default: largest label + 1).
+
     Returns
     -------
     pandas.DataFrame
         Models × class ids.
+
+    Examples
+    --------
+    >>> corr = Correctness(tuple("abc"), ("o", "n"), {"o": np.tri(3, 4, 1, bool), "n": np.tri(3, 4, 0, bool)}, dict.fromkeys("on"), dict.fromkeys("on", np.array([0, 0, 1, 1])))
+    >>> per_class_accuracy(corr, "o", n_classes=3).values.tolist()
+    [[1.0, 0.0, nan], [1.0, 0.5, nan], [1.0, 1.0, nan]]
     """
     x = _matrix(corr, dataset, top)
     labels = corr.labels[dataset]
@@ -178,6 +233,22 @@ def per_class_drops(
     Recht et al. (2019, §4) attribute the drop to the data collection as a whole; this asks whether
     it is concentrated in classes, per model. With 10 images per class on ImageNetV2 each entry is
     noisy (a single image is 10 points).
+
+    Parameters
+    ----------
+    corr, new, original, top
+        As for :func:`recompute_table`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Models × classes present in both test sets, in points.
+
+    Examples
+    --------
+    >>> corr = Correctness(tuple("abc"), ("o", "n"), {"o": np.tri(3, 4, 1, bool), "n": np.tri(3, 4, 0, bool)}, dict.fromkeys("on"), dict.fromkeys("on", np.array([0, 0, 1, 1])))
+    >>> per_class_drops(corr, "n", "o").values.tolist()
+    [[50.0, 0.0], [0.0, 50.0], [0.0, 50.0]]
     """
     n_classes = int(max(corr.labels[original].max(), corr.labels[new].max())) + 1
     drops = per_class_accuracy(corr, original, top, n_classes) - per_class_accuracy(corr, new, top, n_classes)
@@ -190,9 +261,10 @@ def drop_consistency(drops: pd.DataFrame, share: float = 0.9) -> dict:
     Parameters
     ----------
     drops : pandas.DataFrame
-        Models × classes, from :func:`per_class_drops`.
+        Models × classes, from :func:`per_class_drops` (ValueError unless >= 2 each and NaN-free).
     share : float
-        A class "drops for most models" when its drop is positive for at least this share of models.
+        A class "drops for most models" when its drop is positive for at least this share of models
+        (in (0, 1], else ValueError).
 
     Returns
     -------
@@ -233,11 +305,22 @@ def drop_consistency(drops: pd.DataFrame, share: float = 0.9) -> dict:
 def always_wrong(corr: Correctness, top: int = 1) -> pd.DataFrame:
     """Images that every model gets wrong (and right), counted per test set.
 
+    Parameters
+    ----------
+    corr, top
+        As for :func:`recompute_table`.
+
     Returns
     -------
     pandas.DataFrame
         Index dataset; columns ``images``, ``all_wrong``, ``all_wrong_frac``, ``all_right``,
         ``all_right_frac``, ``models``.
+
+    Examples
+    --------
+    >>> corr = Correctness(tuple("abc"), ("o", "n"), {"o": np.tri(3, 4, 1, bool), "n": np.tri(3, 4, 0, bool)}, dict.fromkeys("on"), dict.fromkeys("on", np.array([0, 0, 1, 1])))
+    >>> always_wrong(corr)[["all_wrong", "all_right"]].to_dict("index")
+    {'o': {'all_wrong': 0, 'all_right': 2}, 'n': {'all_wrong': 1, 'all_right': 1}}
     """
     rows = {}
     for d in corr.datasets:
@@ -252,7 +335,10 @@ def always_wrong(corr: Correctness, top: int = 1) -> pd.DataFrame:
 # --- two-level bootstrap -------------------------------------------------------------------------
 
 
-def resampled_lines(x1, x2, model_idx, counts1, counts2, scale: str = "probit"):
+def resampled_lines(
+    x1: np.ndarray, x2: np.ndarray, model_idx: np.ndarray, counts1: ArrayLike, counts2: ArrayLike,
+    scale: str = "probit",
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Fit lines to accuracies recomputed from resampled models and images.
 
     Parameters
@@ -269,6 +355,12 @@ def resampled_lines(x1, x2, model_idx, counts1, counts2, scale: str = "probit"):
     Returns
     -------
     slopes, intercepts : ndarray, shape (b,)
+
+    Examples
+    --------
+    >>> s, i = resampled_lines(np.tri(3, 4, 1, bool), np.tri(3, 4, 0, bool), np.array([[0, 1, 2]]), np.ones((1, 4)), np.ones((1, 4)), "linear")
+    >>> round(float(s[0]), 3), round(float(i[0]), 3)
+    (1.0, -0.25)
     """
     acc1 = (np.asarray(counts1, np.float32) @ np.asarray(x1, np.float32).T).astype(float) / x1.shape[1]
     acc2 = (np.asarray(counts2, np.float32) @ np.asarray(x2, np.float32).T).astype(float) / x2.shape[1]
@@ -286,7 +378,10 @@ def _counts(rng: np.random.Generator, b: int, n: int) -> np.ndarray:
     return counts
 
 
-def two_level_bootstrap(x1, x2, n_boot: int, rng: np.random.Generator, scale="probit", chunk: int = 100):
+def two_level_bootstrap(
+    x1: np.ndarray, x2: np.ndarray, n_boot: int, rng: np.random.Generator, scale: str = "probit",
+    chunk: int = 100,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Bootstrap lines resampling models and, within each test set, images (vectorised).
 
     Each replicate draws the models with replacement (Recht et al. 2019, §3.3) and, independently,
@@ -297,9 +392,9 @@ def two_level_bootstrap(x1, x2, n_boot: int, rng: np.random.Generator, scale="pr
     Parameters
     ----------
     x1, x2 : ndarray of bool, shape (m, n1) and (m, n2)
-        Per-image correctness of the same m models on the original and the new test set.
+        Per-image correctness of the same m >= 3 models on the original and the new test set.
     n_boot : int
-        Replicates (>= 1).
+        Replicates (>= 1). Any of x1, x2, n_boot, chunk outside its stated bounds raises ValueError.
     rng : numpy.random.Generator
         Source of all draws; per block: models, then images of set 1, then of set 2.
     scale : {"linear", "probit"}
@@ -310,6 +405,13 @@ def two_level_bootstrap(x1, x2, n_boot: int, rng: np.random.Generator, scale="pr
     Returns
     -------
     slopes, intercepts : ndarray, shape (n_boot,)
+
+    Examples
+    --------
+    >>> x1 = np.random.default_rng(0).random((5, 200)) < np.linspace(0.5, 0.9, 5)[:, None]
+    >>> s, i = two_level_bootstrap(x1, x1, 40, np.random.default_rng(1), "linear", chunk=16)
+    >>> s.shape, bool(0.5 < np.nanmedian(s) < 1.5)
+    ((40,), True)
     """
     if np.ndim(x1) != 2 or np.ndim(x2) != 2 or len(x1) != len(x2) or len(x1) < 3:
         raise ValueError("x1 and x2 must be correctness matrices of the same >= 3 models (models × images)")
@@ -335,7 +437,7 @@ def bootstrap_comparison(
     original: str = ORIGINAL,
     top: int = 1,
     scale: str = "probit",
-    models=None,
+    models: list[str] | None = None,
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
@@ -347,16 +449,28 @@ def bootstrap_comparison(
 
     Parameters
     ----------
+    corr, new, original, top
+        As for :func:`recompute_table`.
+    scale : {"linear", "probit"}
+        Axis scale of the fit.
     models : list of str, optional
-        Models to fit (default: all but the Fisher-vector baselines, as in the paper's §3.3).
+        Models to fit (default: all but the Fisher-vector baselines, as in the paper's §3.3); ValueError
+        if fewer than 3 or not in ``corr``.
     n_boot, ci, seed : int, float, int
-        Replicates, confidence level and seed (``np.random.default_rng(seed)``) of both bootstraps.
+        Replicates (>= 1, else ValueError), confidence level and seed (``np.random.default_rng(seed)``)
+        of both bootstraps.
 
     Returns
     -------
     pandas.DataFrame
         Index ``["models", "models+images"]``; columns ``slope``, ``slope_low``, ``slope_high``,
         ``intercept``, ``intercept_low``, ``intercept_high``, ``n_models``, ``n_boot``.
+
+    Examples
+    --------
+    >>> corr = Correctness(tuple("abc"), ("o", "n"), {"o": np.tri(3, 4, 1, bool), "n": np.tri(3, 4, 0, bool)}, dict.fromkeys("on"), dict.fromkeys("on", np.array([0, 0, 1, 1])))
+    >>> bootstrap_comparison(corr, "n", original="o", scale="linear", n_boot=50)[["slope", "n_models"]].round(3).to_dict("index")
+    {'models': {'slope': 1.0, 'n_models': 3}, 'models+images': {'slope': 1.0, 'n_models': 3}}
     """
     if int(n_boot) < 1:
         raise ValueError(f"n_boot must be at least 1, got {n_boot!r}")

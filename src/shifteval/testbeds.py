@@ -9,16 +9,23 @@ and the Monte Carlo spread of the bootstrap.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
 from .linfit import SCALES, LinearFit, clopper_pearson, fit_linear, fit_table
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 STRATEGIES = ("matchedfrequency", "threshold0.7", "topimages")
 TOPK = ("top1", "top5")
 
 
-def fit_recht2019(*, n_boot: int = 100_000, ci: float = 0.95, seed=0) -> dict:
+def fit_recht2019(*, n_boot: int = 100_000, ci: float = 0.95, seed: int = 0) -> dict[str, LinearFit]:
     """Every fit of Recht et al. (2019) on the transcribed tables, keyed as the chapter records them.
 
     - ``cifar10`` and ``cifar10_balanced``: linear fits on Tables 11 and 12 (§3.3, Figure 1;
@@ -63,7 +70,7 @@ def fit_recht2019(*, n_boot: int = 100_000, ci: float = 0.95, seed=0) -> dict:
     return fits
 
 
-def rank_summary(table) -> dict:
+def rank_summary(table: pd.DataFrame) -> dict:
     """How much the printed ranking changes from the original to the new test set.
 
     Uses the ranks *as printed* (columns ``orig_rank``, ``new_rank``, ``delta_rank``; Recht et al.
@@ -105,7 +112,7 @@ def rank_summary(table) -> dict:
     }
 
 
-def clopper_pearson_deviation(table, n_orig: int, n_new: int, alpha: float = 0.05) -> dict:
+def clopper_pearson_deviation(table: pd.DataFrame, n_orig: int, n_new: int, alpha: float = 0.05) -> dict:
     """Largest difference (points) between recomputed and printed Clopper-Pearson bounds.
 
     The intervals of Recht et al. (2019, Tables 11-19) are recomputed from the printed accuracy
@@ -169,7 +176,9 @@ def clopper_pearson_max_halfwidth(n: int, alpha: float = 0.05) -> float:
     return float(max((p - low).max(), (high - p).max()))
 
 
-def bootstrap_seed_spread(table, *, n_boot: int, seeds, ci: float = 0.95) -> dict:
+def bootstrap_seed_spread(
+    table: pd.DataFrame, *, n_boot: int, seeds: Sequence[int], ci: float = 0.95
+) -> dict:
     """How much a fit's interval endpoints move between bootstrap seeds (Monte Carlo error).
 
     Parameters
@@ -202,7 +211,8 @@ def bootstrap_seed_spread(table, *, n_boot: int, seeds, ci: float = 0.95) -> dic
     }
 
 
-def fit_columns(table, x: str, ys, *, scales=SCALES, n_boot: int = 100_000, ci: float = 0.95, seed=0):
+def fit_columns(table: pd.DataFrame, x: str, ys: Sequence[str], *, scales: Sequence[str] = SCALES,
+                n_boot: int = 100_000, ci: float = 0.95, seed: int = 0) -> dict[tuple[str, str], LinearFit]:  # fmt: skip
     """Fit every column ``ys`` of an accuracy table against column ``x``, on each scale.
 
     Parameters
@@ -221,6 +231,17 @@ def fit_columns(table, x: str, ys, *, scales=SCALES, n_boot: int = 100_000, ci: 
     -------
     dict of (str, str) to LinearFit
         Keyed by ``(column, scale)``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"v1": [0.5, 0.75, 1.0], "v2": [0.4, 0.7, 1.0]})
+    >>> fit = fit_columns(t, "v1", ["v2"], scales=["linear"], n_boot=50)["v2", "linear"]
+    >>> round(fit.slope, 3), fits_frame({"v2": fit}).loc["v2", "slope [CI]"]  # and fits_frame
+    (1.2, '1.200 [1.200, 1.200]')
+    >>> pct = 100 * t.set_axis(["orig_acc", "new_acc"], axis=1)  # line_residuals, widest_band: points
+    >>> round(line_residuals(fit, pct)["rms"], 6), round(widest_band(fit, pct), 6)
+    (0.0, 0.0)
     """
     return {
         (y, scale): fit_linear(table[x], table[y], scale=scale, n_boot=n_boot, ci=ci, seed=seed)
@@ -229,7 +250,7 @@ def fit_columns(table, x: str, ys, *, scales=SCALES, n_boot: int = 100_000, ci: 
     }
 
 
-def fits_frame(fits: dict, paper: dict | None = None):
+def fits_frame(fits: dict, paper: dict | None = None) -> pd.DataFrame:
     """A table of fits: slope and offset with their intervals, r and the number of models.
 
     Parameters
@@ -299,7 +320,7 @@ def paper_agreement(fit: LinearFit, ref: dict) -> dict:
     return out
 
 
-def line_residuals(fit: LinearFit, table) -> dict:
+def line_residuals(fit: LinearFit, table: pd.DataFrame) -> dict:
     """Distance (points) of a table's models from a fitted line: mean signed and root-mean-square.
 
     Parameters
@@ -320,14 +341,26 @@ def line_residuals(fit: LinearFit, table) -> dict:
     return {"mean": float(res.mean()), "rms": float(np.sqrt(np.mean(res**2)))}
 
 
-def widest_band(fit: LinearFit, table, n_grid: int = 100) -> float:
-    """Widest pointwise bootstrap band (points) over the range of a table's original accuracies."""
+def widest_band(fit: LinearFit, table: pd.DataFrame, n_grid: int = 100) -> float:
+    """Widest pointwise bootstrap band (points) over the range of a table's original accuracies.
+
+    Parameters
+    ----------
+    fit, table : LinearFit, pandas.DataFrame
+        The line (with its bootstrap) and a table with ``orig_acc`` in percent.
+    n_grid : int
+        Grid points over the table's range of original accuracies.
+
+    Returns
+    -------
+    float
+    """
     x = table["orig_acc"].to_numpy(float) / 100
     low, high = fit.band(np.linspace(x.min(), x.max(), n_grid))
     return float(100 * np.max(high - low))
 
 
-def paired_change(main, other, by: str = "orig_acc") -> dict:
+def paired_change(main: pd.DataFrame, other: pd.DataFrame, by: str = "orig_acc") -> dict:
     """Change of new accuracy from one table to another for the same models (App. B.2.9, Table 12).
 
     Parameters
@@ -359,8 +392,26 @@ def paired_change(main, other, by: str = "orig_acc") -> dict:
     }
 
 
-def evenly_spaced_subset(values, k: int):
-    """Index labels of ``k`` entries of a Series spread evenly over its sorted values."""
+def evenly_spaced_subset(values: pd.Series, k: int) -> pd.Index:
+    """Index labels of ``k`` entries of a Series spread evenly over its sorted values.
+
+    Parameters
+    ----------
+    values : pandas.Series
+        The values to spread over (e.g. original accuracies).
+    k : int
+        Entries to pick, 2 <= k <= len(values) (ValueError otherwise).
+
+    Returns
+    -------
+    pandas.Index
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> list(evenly_spaced_subset(pd.Series([3, 1, 2, 5, 4], index=list("abcde")), 3))
+    ['b', 'a', 'd']
+    """
     order = values.sort_values().index
     if not 2 <= k <= len(order):
         raise ValueError(f"k must be between 2 and {len(order)}, got {k}")
@@ -407,7 +458,8 @@ def recht2019_interval_deviation(sizes: dict, tables: dict | None = None) -> dic
     return {label: clopper_pearson_deviation(tables[n], a, b) for label, (n, a, b) in checks.items()}
 
 
-def subset_slope_width(x, y, k: int, *, n_subsets: int = 20, n_boot: int = 2000, ci: float = 0.95, seed=0):
+def subset_slope_width(x: ArrayLike, y: ArrayLike, k: int, *, n_subsets: int = 20, n_boot: int = 2000,
+                       ci: float = 0.95, seed: int = 0) -> float:  # fmt: skip
     """Mean width of the slope's bootstrap interval when only ``k`` of the models are fitted.
 
     Draws ``n_subsets`` random subsets of ``k`` models (without replacement) and fits each with

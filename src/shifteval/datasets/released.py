@@ -30,9 +30,11 @@ import zipfile
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import IO, Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 IMAGENETV2_DATASETS = (
     "imagenet-validation-original",
@@ -265,7 +267,10 @@ def _load_cifar101(root: Path, datasets, original_labels) -> Correctness:
     return Correctness(tuple(models), tuple(versions), top1, dict.fromkeys(versions), labels, tuple(notes))
 
 
-def load(name: str, root, *, datasets=None, repair: bool = True, original_labels=None) -> Correctness:
+def load(
+    name: str, root: str | Path, *, datasets: list[str] | None = None, repair: bool = True,
+    original_labels: ArrayLike | None = None,
+) -> Correctness:  # fmt: skip
     """Per-image correctness of every model of a released prediction set.
 
     Parameters
@@ -286,6 +291,26 @@ def load(name: str, root, *, datasets=None, repair: bool = True, original_labels
     Returns
     -------
     Correctness
+
+    Raises
+    ------
+    ReleaseFormatError
+        If a folder or file of the release is missing or not in the documented layout.
+    ValueError
+        If ``name`` is not one of :data:`RELEASES`, or ``"original"`` is asked for without labels.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     root = Path(tmp)
+    ...     (root / "datasets").mkdir()
+    ...     np.save(root / "datasets" / "cifar10.1_v4_labels.npy", np.array([0, 1, 2]))
+    ...     (root / "model_predictions" / "v4_predictions").mkdir(parents=True)
+    ...     _ = (root / "model_predictions" / "v4_predictions" / "net_predictions.json").write_text("[0, 1, 1]")
+    ...     corr = load("cifar10.1-predictions", root, datasets=["v4"])
+    >>> corr.models, corr.top1["v4"].tolist(), round(float(corr.accuracy("v4")[0]), 3)
+    (('net',), [[True, True, False]], 0.667)
     """
     root = Path(root)
     _folder(root, f"the {name} release")
@@ -298,14 +323,39 @@ def load(name: str, root, *, datasets=None, repair: bool = True, original_labels
     raise ValueError(f"unknown release {name!r}; expected one of {RELEASES}")
 
 
-def accuracy_table(name: str, root, **kwargs) -> pd.DataFrame:
+def accuracy_table(name: str, root: str | Path, **kwargs: Any) -> pd.DataFrame:
     """Accuracies of every model on every dataset of a release (see :func:`load` for the arguments).
+
+    Parameters
+    ----------
+    name : str
+    root : path-like
+    **kwargs
+        As for :func:`load` (the keyword arguments: ``datasets``, ``repair``, ``original_labels``).
 
     Returns
     -------
     pandas.DataFrame
         Columns ``model``, ``dataset``, ``top1``, ``top5`` (percent; NaN where the release has no
         top-5 predictions) and ``n`` (images); ``attrs["warnings"]`` lists the release's warts.
+
+    Raises
+    ------
+    ReleaseFormatError, ValueError
+        As :func:`load`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     root = Path(tmp)
+    ...     (root / "datasets").mkdir()
+    ...     np.save(root / "datasets" / "cifar10.1_v6_labels.npy", np.array([3, 3, 5, 5]))
+    ...     (root / "model_predictions" / "v6_predictions").mkdir(parents=True)
+    ...     _ = (root / "model_predictions" / "v6_predictions" / "m_predictions.json").write_text("[3, 3, 5, 0]")
+    ...     table = accuracy_table("cifar10.1-predictions", root, datasets=["v6"])
+    >>> table[["model", "dataset", "top1", "n"]].values.tolist(), bool(table["top5"].isna().all())
+    ([['m', 'v6', 75.0, 4]], True)
     """
     return load(name, root, **kwargs).accuracy_table()
 
@@ -321,7 +371,25 @@ def _npy_bytes(arr: np.ndarray) -> bytes:
 
 
 def correctness_arrays(corr: Correctness) -> dict[str, np.ndarray]:
-    """Return the arrays of the packed format: names, and per dataset packed top-1/top-5 bits and labels."""
+    """Return the arrays of the packed format: names, and per dataset packed top-1/top-5 bits and labels.
+
+    Parameters
+    ----------
+    corr : Correctness
+        The correctness to pack.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``models``, ``datasets``, per dataset ``d`` ``labels.d`` (int16) and ``top1.d`` / ``top5.d`` (packed bits).
+
+    Examples
+    --------
+    >>> corr = Correctness(("a", "b"), ("v4",), {"v4": np.eye(2, 3, dtype=bool)}, {"v4": None}, {"v4": np.arange(3)})
+    >>> arrays = correctness_arrays(corr)
+    >>> sorted(arrays), arrays["top1.v4"].shape, arrays["labels.v4"].dtype.name
+    (['datasets', 'labels.v4', 'models', 'top1.v4'], (2, 1), 'int16')
+    """
     arrays = {"models": np.array(corr.models), "datasets": np.array(corr.datasets)}
     for d in corr.datasets:
         arrays[f"labels.{d}"] = corr.labels[d].astype(np.int16)
@@ -331,11 +399,33 @@ def correctness_arrays(corr: Correctness) -> dict[str, np.ndarray]:
     return arrays
 
 
-def save_correctness(corr: Correctness, path) -> Path:
+def save_correctness(corr: Correctness, path: str | Path) -> Path:
     """Write ``corr`` as a bit-packed ``.npz`` with deterministic bytes (stored zip, fixed timestamps).
 
     The same correctness gives the same file on every machine: members are stored uncompressed
     (deflate output depends on the zlib build) in a fixed order with the date 1980-01-01.
+
+    Parameters
+    ----------
+    corr : Correctness
+        The correctness to write.
+    path : path-like
+        Destination ``.npz`` file (written atomically; parent folders are created).
+
+    Returns
+    -------
+    Path
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> corr = Correctness(("a",), ("v4",), {"v4": np.array([[True, False, True]])}, {"v4": None}, {"v4": np.arange(3)})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     first = save_correctness(corr, Path(tmp) / "one.npz").read_bytes()
+    ...     second = save_correctness(corr, Path(tmp) / "two.npz").read_bytes()
+    ...     back = read_correctness(Path(tmp) / "one.npz")
+    >>> first == second, back.top1["v4"].tolist(), back.top5["v4"] is None
+    (True, [[True, False, True]], True)
     """
     from ..utils.io import atomic_write_bytes
 
@@ -349,8 +439,26 @@ def save_correctness(corr: Correctness, path) -> Path:
     return atomic_write_bytes(path, buf.getvalue())
 
 
-def read_correctness(source) -> Correctness:
-    """Read a file written by :func:`save_correctness` (path or binary file object)."""
+def read_correctness(source: str | Path | IO[bytes]) -> Correctness:
+    """Read a file written by :func:`save_correctness` (path or binary file object).
+
+    Parameters
+    ----------
+    source : path-like or binary file object
+        The ``.npz`` file.
+
+    Returns
+    -------
+    Correctness
+        Without the ``warnings`` of the original.
+
+    Examples
+    --------
+    >>> with resources.files("shifteval.data").joinpath("released", "imagenetv2_correctness.npz").open("rb") as fh:
+    ...     corr = read_correctness(io.BytesIO(fh.read()))
+    >>> len(corr.models), corr.datasets[0], corr.top5["imagenetv2-c-12"].shape
+    (67, 'imagenet-validation-original', (67, 10000))
+    """
     with np.load(source, allow_pickle=False) as z:
         models = tuple(str(m) for m in z["models"])
         datasets = tuple(str(d) for d in z["datasets"])
@@ -370,6 +478,10 @@ def imagenetv2_correctness() -> Correctness:
     Derived from the official ImageNetV2 release (MIT) by ``scripts/derive_imagenetv2_correctness.py``
     with the release's warts repaired (see the module docstring and the JSON sidecar
     ``imagenetv2_correctness.json``). Needs no download.
+
+    Returns
+    -------
+    Correctness
 
     Examples
     --------
