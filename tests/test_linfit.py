@@ -443,3 +443,11 @@ def test_six_model_subsets_pin_the_slope_far_less():
     assert w34 == pytest.approx(np.ptp(full.slope_ci), rel=0.15)  # all models: the full fit's interval
     with pytest.raises(ValueError, match="k must be between 3"):
         testbeds.subset_slope_width(x, y, 2)
+
+
+def test_bootstrap_skips_resamples_with_one_distinct_x():
+    """Exactly linear data: every defined bootstrap slope is the true slope 1.2. A resample drawing one model
+    three times has x variance 0 up to rounding (~1e-32) and must count as undefined, not as slope 0 or 1."""
+    fit = linfit.fit_linear([0.7, 0.8, 0.9], [0.6, 0.72, 0.84], n_boot=2000, seed=0, scale="linear")
+    assert fit.slope == pytest.approx(1.2)
+    assert fit.slope_ci[0] == pytest.approx(1.2) and fit.slope_ci[1] == pytest.approx(1.2)

@@ -166,7 +166,8 @@ def row_lines(xb: np.ndarray, yb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     sxx = np.einsum("ij,ij->i", dx, dx)
     sxy = np.einsum("ij,ij->i", dx, yb - my[:, None])
     with np.errstate(invalid="ignore", divide="ignore"):
-        b = np.where(sxx > 0, sxy / sxx, np.nan)
+        # all-equal x (a resample of one model) is undefined; sxx alone misses it (rounding leaves ~1e-32)
+        b = np.where((sxx > 0) & (np.ptp(xb, axis=1) > 0), sxy / sxx, np.nan)
     return b, my - b * mx
 
 
