@@ -191,11 +191,11 @@ def fig6_estimates(
     truth : array_like
         Each model's v2 accuracy adjusted with the true selection frequencies.
     jack_low, jack_high : array_like
-        The jackknife estimate ± 1.96 standard errors.
+        The jackknife's 95% interval (:func:`shifteval.selection.bootstrap_jackknife`).
     boot_low, boot_high : array_like
         The parametric bootstrap's 95% interval.
     n_boot : int
-        Bootstrap samples (for the title).
+        Bootstrap samples of both (for the titles).
 
     Returns
     -------
@@ -209,12 +209,13 @@ def fig6_estimates(
     >>> est = {"jackknife": v1 - 0.05, "parametric": v1 - 0.04}
     >>> fig = fig6_estimates(v1, v1 - 0.1, est, v1 - 0.03, v1 - 0.07, v1 - 0.03, v1 - 0.06, v1 - 0.02, n_boot=100)
     >>> [ax.get_title() for ax in fig.axes]
-    ['jackknife (±1.96 se)', 'parametric (100-sample bootstrap 95% CI)']
+    ['jackknife (100-sample bootstrap over images and annotators, 95% CI)', 'parametric (100-sample bootstrap over images, 95% CI)']
     >>> plt.close("all")
     """
     fig, axes = plt.subplots(1, 2, figsize=(12, 5.5))
-    panels = ((axes[0], "jackknife", jack_low, jack_high, "jackknife (±1.96 se)"),
-              (axes[1], "parametric", boot_low, boot_high, f"parametric ({n_boot}-sample bootstrap 95% CI)"))  # fmt: skip
+    panels = ((axes[0], "jackknife", jack_low, jack_high,
+               f"jackknife ({n_boot}-sample bootstrap over images and annotators, 95% CI)"),
+              (axes[1], "parametric", boot_low, boot_high, f"parametric ({n_boot}-sample bootstrap over images, 95% CI)"))  # fmt: skip
     lo = min(np.min(acc_v2), np.min(acc_v1)) - 0.02
     for ax, col, low, high, title in panels:
         ax.plot(acc_v1, acc_v2, "o", ms=4, color="0.6", label="v2 observed")
