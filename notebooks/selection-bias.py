@@ -412,7 +412,9 @@ R.say(
 # %%
 d2 = selection_study.heldout_matching(w, train=5, heldout=5, seed=seed)
 viz.table("selection-bias-d2", d2.round(3))
-d2_gaps = {ref: d2.loc[ref, "replication"].to_numpy() - d2.loc[ref, "v1"].to_numpy() for ref in d2.index.levels[0]}
+d2_gaps = {
+    ref: d2.loc[ref, "replication"].to_numpy() - d2.loc[ref, "v1"].to_numpy() for ref in d2.index.levels[0]
+}
 
 # %% tags=["remove-input"]
 R.say(*[
