@@ -9,6 +9,8 @@ vote draws (what their error is made of), and the mass the fitted mixtures put a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
@@ -18,21 +20,44 @@ from . import selection
 from .datasets import world as worlds
 from .utils import validation
 
+if TYPE_CHECKING:
+    from .zoo import Zoo
 
-def reannotate(s_v1: ArrayLike, s_v2: ArrayLike, annotators: int, seed, round: int = 0):
+
+def reannotate(
+    s_v1: ArrayLike, s_v2: ArrayLike, annotators: int, seed: int, round: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """Fresh votes for v1 and v2 images from their true frequencies (Engstrom et al., §3).
 
     Each ``round`` is an independent draw from ``SeedSequence([seed, 7, round])``.
 
+    Parameters
+    ----------
+    s_v1, s_v2 : array_like
+        True selection frequencies of the v1 and the v2 images.
+    annotators : int
+        Fresh votes per image.
+    seed : int
+        Seed of the draws.
+    round : int, default 0
+        Which independent round of votes.
+
     Returns
     -------
     votes_v1, votes_v2 : ndarray of uint8, shapes (N1, annotators), (N2, annotators)
+
+    Raises
+    ------
+    ValueError
+        If ``annotators`` is not a positive integer.
 
     Examples
     --------
     >>> a, b = reannotate([0.9, 0.1], [0.5], 4, seed=0)
     >>> a.shape, b.shape
     ((2, 4), (1, 4))
+    >>> reannotate([1.0, 0.0], [0.5], 4, seed=0)[0].sum(axis=1).tolist()  # s = 1 / 0: all votes / none
+    [4, 0]
     """
     annotators = validation.positive_int(annotators, "annotators")
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 7, int(round)]))
@@ -50,6 +75,17 @@ def frequency_table(in_sample: tuple, votes: tuple, true: tuple) -> pd.DataFrame
         Per-image frequencies of v1 and v2 from the votes used for matching, and the true ones.
     votes : tuple of two arrays
         Fresh votes (images × annotators) of v1 and v2.
+
+    Returns
+    -------
+    DataFrame
+        Rows ``v1`` and ``MatchedFrequency``; columns in-sample ŝ, held-out ŝ and true s.
+
+    Examples
+    --------
+    >>> t = frequency_table(([0.8, 0.6], [0.7]), (np.ones((2, 4)), np.zeros((1, 4))), ([0.7, 0.7], [0.6]))
+    >>> t.round(2).to_numpy().tolist()
+    [[0.7, 1.0, 0.7], [0.7, 0.0, 0.6]]
     """
     return pd.DataFrame(
         {
@@ -61,11 +97,35 @@ def frequency_table(in_sample: tuple, votes: tuple, true: tuple) -> pd.DataFrame
     )
 
 
-def naive_error_curve(sizes, naive_curve: ArrayLike, truth: ArrayLike) -> dict:
+def naive_error_curve(sizes: ArrayLike, naive_curve: ArrayLike, truth: ArrayLike) -> dict:
     """How the naive estimator's error (mean over models) falls with the annotators ``m``.
 
     Returns the error in points per ``m`` and the largest distance of those points from the
     least-squares line in ``1/m`` (a straight line would be the jackknife's assumption, App. E).
+
+    Parameters
+    ----------
+    sizes : array_like
+        Numbers of annotators ``m``.
+    naive_curve : array_like, shape (len(sizes), models)
+        The naive estimate per ``m`` and model (e.g. :func:`shifteval.selection.naive_by_annotators`).
+    truth : array_like
+        True adjusted accuracy per model.
+
+    Returns
+    -------
+    dict
+        ``annotators``, ``error_points``, ``line_in_1_over_m`` (slope, intercept), ``max_line_distance``.
+
+    Examples
+    --------
+    Errors of 10 and 5 points at m = 1 and 2 lie on the line 10/m:
+
+    >>> c = naive_error_curve([1, 2], [[0.6], [0.55]], [0.5])
+    >>> [round(e, 6) for e in c["error_points"]], [round(v, 6) for v in c["line_in_1_over_m"]]
+    ([10.0, 5.0], [10.0, 0.0])
+    >>> c["max_line_distance"] < 1e-9
+    True
     """
     m = np.asarray(sizes, dtype=float)
     err = 100 * (np.asarray(naive_curve).mean(axis=1) - np.mean(truth))
@@ -75,12 +135,30 @@ def naive_error_curve(sizes, naive_curve: ArrayLike, truth: ArrayLike) -> dict:
             "line_in_1_over_m": coef.tolist(), "max_line_distance": float(np.abs(resid).max())}  # fmt: skip
 
 
-def redraw_errors(s_v1, s_v2, correct_v2, annotators: int, rounds: int, seed, k: int = 3) -> dict:
+def redraw_errors(
+    s_v1: ArrayLike, s_v2: ArrayLike, correct_v2: ArrayLike, annotators: int, rounds: int, seed: int,
+    k: int = 3,
+) -> dict:  # fmt: skip
     """Each estimator's error over independent fresh vote rounds (points).
 
     Engstrom et al. could annotate ImageNetV2 once; the world can re-annotate at will, which separates
     an estimator's bias (the mean of its errors) from its variance (their spread), and checks the
     standard errors it reports.
+
+    Parameters
+    ----------
+    s_v1, s_v2 : array_like
+        True selection frequencies of the v1 and the v2 images.
+    correct_v2 : array_like, shape (models, N2)
+        Whether each model classifies each v2 image correctly.
+    annotators : int
+        Fresh votes per image in each round.
+    rounds : int
+        Number of independent rounds (rounds 1, 2, … of :func:`reannotate`).
+    seed : int
+        Seed of the votes and of the parametric fits.
+    k : int, default 3
+        Beta components of the parametric estimator.
 
     Returns
     -------
@@ -90,6 +168,19 @@ def redraw_errors(s_v1, s_v2, correct_v2, annotators: int, rounds: int, seed, k:
         standard deviation over rounds of each model's estimate, averaged over models (what a per-model
         standard error should match); ``jackknife_se``: the jackknife's reported standard error, averaged
         over models and rounds; ``rounds``.
+
+    Raises
+    ------
+    ValueError
+        If ``rounds`` or ``annotators`` is not a positive integer, or ``correct_v2`` does not fit ``s_v2``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> s1, s2 = rng.beta(5, 2, 60), rng.beta(3, 2, 60)
+    >>> r = redraw_errors(s1, s2, rng.random((1, 60)) < s2, annotators=4, rounds=1, seed=0, k=1)
+    >>> sorted(r["mean_error"]), r["sd_of_mean_error"]["naive"]  # one round: no spread
+    (['jackknife', 'naive', 'parametric'], 0.0)
     """
     correct_v2 = np.asarray(correct_v2)
     truth = selection.true_adjusted_accuracy(s_v1, s_v2, correct_v2)
@@ -116,9 +207,31 @@ def redraw_errors(s_v1, s_v2, correct_v2, annotators: int, rounds: int, seed, k:
 
 
 def mass_above(
-    counts: ArrayLike, annotators: int, mixture, true_s: ArrayLike, threshold: float = 0.9
+    counts: ArrayLike,
+    annotators: int,
+    mixture: selection.BetaBinomialMixture,
+    true_s: ArrayLike,
+    threshold: float = 0.9,
 ) -> dict:
     """Share of images above ``threshold``: observed ŝ, the fitted mixture's P(s > t), and the true s.
+
+    Parameters
+    ----------
+    counts : array_like
+        Positive votes per image.
+    annotators : int
+        Votes per image.
+    mixture : BetaBinomialMixture
+        The fitted mixture (its weights, alphas and betas are used).
+    true_s : array_like
+        True selection frequencies of the same images.
+    threshold : float, default 0.9
+        The frequency t.
+
+    Returns
+    -------
+    dict
+        ``observed``, ``fitted``, ``true``: shares in [0, 1].
 
     Examples
     --------
