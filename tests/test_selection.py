@@ -158,3 +158,20 @@ def test_gap_decomposition_matches_hand_values():
 def test_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_bootstrap_jackknife_covers_images_and_annotators():
+    """Its SE matches the jackknife estimate's SD over freshly drawn worlds (images and votes), which the
+    jackknife's own SE (annotator leave-outs only) understates."""
+    fresh = []
+    for seed in range(1, 16):
+        _, _, v1, v2, correct = _world_like(n_images=1500, seed=seed)
+        fresh.append(selection.jackknife_adjusted_accuracy(v1, v2, correct).corrected)
+    sd = np.std(fresh, axis=0, ddof=1)
+    _, _, v1, v2, correct = _world_like(n_images=1500, seed=0)
+    boot = selection.bootstrap_jackknife(v1, v2, correct, n_boot=200, seed=0)
+    jack = selection.jackknife_adjusted_accuracy(v1, v2, correct)
+    ratio = boot["se"] / sd
+    assert np.all((ratio > 0.5) & (ratio < 2)), ratio
+    assert np.all(boot["se"] > jack.std_error)
+    assert np.all(boot["low"] < jack.corrected) and np.all(jack.corrected < boot["high"])

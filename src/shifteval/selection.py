@@ -3,8 +3,9 @@
 Engstrom, Ilyas, Santurkar, Tsipras, Steinhardt & Mądry (2020), *Identifying Statistical Bias in
 Dataset Replication*:
 
-- §2, Eq. (1) and App. C: a toy model of statistic matching with noisy selection frequencies
-  (:func:`toy_v2_density`, :func:`simulate_toy_replication`);
+- §2, Eq. (1) and App. C: a toy model of statistic matching with noisy selection frequencies, in
+  :mod:`shifteval.selection_toy` and re-exported here (:func:`toy_v2_density`,
+  :func:`simulate_toy_replication`, :func:`toy_l1_distance`);
 - §4, Eq. (2): the decomposition of the v1-v2 accuracy gap (:func:`gap_decomposition`);
 - §5.1, Eq. (4): the naive selection-adjusted accuracy (:func:`naive_adjusted_accuracy`);
 - §5.2 and App. E: the leave-one-annotator-out jackknife (:func:`jackknife_adjusted_accuracy`);
@@ -24,7 +25,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 from tqdm.auto import tqdm
 
 from .selection_parametric import (  # noqa: F401 (re-exported: the parametric estimator's public names)
@@ -40,6 +40,7 @@ from .selection_parametric import (  # noqa: F401 (re-exported: the parametric e
     per_set,
     vote_levels,
 )
+from .selection_toy import simulate_toy_replication, toy_l1_distance, toy_v2_density  # noqa: F401 (re-exported)
 from .utils import validation
 
 # --- validation ----------------------------------------------------------------------------------
@@ -61,60 +62,6 @@ def _check_votes(votes, name):
 
 def _check_correct(correct, n_images, name="correct"):
     return validation.correctness(correct, n_images, name, "v2 image")
-
-
-# --- the toy model (§2, Eq. 1, App. C) -----------------------------------------------------------
-
-
-def toy_v2_density(s, alpha: float, beta: float, n: int):
-    """Density of true selection frequencies in v2 under the toy model (Engstrom et al. 2020, Eq. (1)).
-
-    Candidates have true frequency ``s ~ Beta(α, β)`` (p_flickr), v1 has ``Beta(α + 1, β)`` (p_1), the
-    observed frequency averages ``n`` Bernoulli(s) votes, and a candidate is accepted with probability
-    proportional to ``p_1(ŝ) / p_flickr(ŝ)``. Then
-
-        p_2(s) = n / (n + α + β) · Beta(α + 1, β)(s) + (α + β) / (n + α + β) · Beta(α, β)(s),
-
-    which tends to p_flickr as n → 0 and to p_1 as n → ∞.
-    """
-    if alpha <= 0 or beta <= 0:
-        raise ValueError("alpha and beta must be positive")
-    if n < 0:
-        raise ValueError("n must be non-negative")
-    w = n / (n + alpha + beta)
-    return w * stats.beta.pdf(s, alpha + 1, beta) + (1 - w) * stats.beta.pdf(s, alpha, beta)
-
-
-def simulate_toy_replication(alpha: float, beta: float, n: int, n_candidates: int, seed=0):
-    """Monte-Carlo version of the toy model: true frequencies of the accepted candidates.
-
-    Draws ``n_candidates`` candidates with ``s ~ Beta(α, β)``, observes ``k ~ Binomial(n, s)`` votes and
-    accepts with probability ``p_1(k) / p_flickr(k)`` scaled to at most 1, where both are beta-binomial
-    pmfs; that ratio is ``(k + α)(α + β) / (α (n + α + β))``, largest at ``k = n``.
-    """
-    if n_candidates < 1:
-        raise ValueError("n_candidates must be at least 1")
-    rng = np.random.default_rng(seed)
-    s = rng.beta(alpha, beta, size=n_candidates)
-    k = rng.binomial(n, s)
-    accept = rng.random(n_candidates) < (k + alpha) / (n + alpha)
-    return s[accept]
-
-
-def toy_l1_distance(samples, alpha: float, beta: float, n: int, bins: int = 40) -> float:
-    """L1 distance between a histogram of simulated v2 frequencies and Eq. (1), bin by bin.
-
-    The closed form enters through its exact bin probabilities (differences of Beta CDFs), so the
-    distance measures only Monte-Carlo error and any mismatch of the model.
-    """
-    samples = np.asarray(samples, dtype=float)
-    if len(samples) == 0:
-        raise ValueError("no samples")
-    edges = np.linspace(0, 1, bins + 1)
-    w = n / (n + alpha + beta)
-    cdf = w * stats.beta.cdf(edges, alpha + 1, beta) + (1 - w) * stats.beta.cdf(edges, alpha, beta)
-    observed = np.histogram(samples, edges)[0] / len(samples)
-    return float(np.abs(observed - np.diff(cdf)).sum())
 
 
 # --- naive estimator and jackknife (§5.1, §5.2) --------------------------------------------------
@@ -283,6 +230,66 @@ def jackknife_adjusted_accuracy(
     return JackknifeResult(naive=full, corrected=full - bias, bias=bias, std_error=se)
 
 
+def bootstrap_jackknife(
+    votes_v1: ArrayLike,
+    votes_v2: ArrayLike,
+    correct_v2: ArrayLike,
+    n_boot: int = 200,
+    ci: float = 0.95,
+    seed: int | np.random.Generator = 0,
+    progress: bool = False,
+) -> dict:
+    """Bootstrap of the jackknife estimate over images *and* annotators (both sources of its error).
+
+    The jackknife's own standard error (§5.2) measures only how the naive estimate moves when an
+    annotator is left out; with a few thousand images the images' sampling error matters too (the
+    paper's App. E assumes it away at 10⁴ images). Each sample resamples v1 images, v2 images (with
+    every model's correctness) and annotator columns, all with replacement, and recomputes
+    :func:`jackknife_adjusted_accuracy`. Needs complete votes.
+
+    Parameters
+    ----------
+    votes_v1, votes_v2 : array_like, shape (images, annotators)
+        0/1 votes (the same annotator columns in both).
+    correct_v2 : array_like of bool, shape (n_v2,) or (models, n_v2)
+    n_boot : int
+        Bootstrap samples.
+    ci : float
+        Coverage of the percentile interval.
+    seed : int or numpy.random.Generator
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    dict
+        ``low``, ``high``, ``se`` (per model) and ``samples`` (n_boot x models).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> v1 = (rng.random((300, 6)) < 0.8).astype(int)
+    >>> v2 = (rng.random((300, 6)) < 0.6).astype(int)
+    >>> boot = bootstrap_jackknife(v1, v2, rng.random(300) < 0.7, n_boot=20)
+    >>> boot["samples"].shape, bool(boot["se"][0] > 0)
+    ((20, 1), True)
+    """
+    v1, v2 = _check_votes(votes_v1, "votes_v1"), _check_votes(votes_v2, "votes_v2")
+    if np.isnan(v1).any() or np.isnan(v2).any():
+        raise ValueError("bootstrap_jackknife needs complete votes (no NaN)")
+    f = _check_correct(correct_v2, len(v2), "correct_v2")
+    n_boot = validation.positive_int(n_boot, "n_boot", minimum=2)
+    ci = validation.fraction(ci, "ci")
+    rng = np.random.default_rng(seed)
+    draws = np.empty((n_boot, len(f)))
+    for b in tqdm(range(n_boot), desc="bootstrap (jackknife)", unit="sample", disable=not progress):
+        i1, i2 = rng.integers(0, len(v1), len(v1)), rng.integers(0, len(v2), len(v2))
+        cols = rng.integers(0, v1.shape[1], v1.shape[1])
+        draws[b] = jackknife_adjusted_accuracy(v1[i1][:, cols], v2[i2][:, cols], f[:, i2]).corrected
+    low, high = np.quantile(draws, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
+    return {"low": low, "high": high, "se": draws.std(axis=0, ddof=1), "samples": draws}
+
+
 # --- the parametric estimator (§5.3, Eq. 6) and its bootstrap (App. F.1) --------------------------
 
 
@@ -414,11 +421,29 @@ def bootstrap_parametric(
 # --- the accuracy-gap decomposition and the simulated ground truth -------------------------------
 
 
-def gap_decomposition(acc_v1, acc_v2, adjusted_v2) -> dict:
+def gap_decomposition(acc_v1: ArrayLike, acc_v2: ArrayLike, adjusted_v2: ArrayLike) -> dict:
     """Engstrom et al. (2020), Eq. (2): accuracy gap = bias-corrected gap + selection gap.
 
     ``acc_v1 − acc_v2 = (acc_v1 − adjusted_v2) + (adjusted_v2 − acc_v2)`` (the finite-sample term is
     treated as zero, as in the paper).
+
+    Parameters
+    ----------
+    acc_v1, acc_v2 : array_like
+        Accuracy (per model, or one value) on the original test set and on the replication.
+    adjusted_v2 : array_like
+        Selection-adjusted v2 accuracy, e.g. from :func:`jackknife_adjusted_accuracy`.
+
+    Returns
+    -------
+    dict
+        ``accuracy_gap``, ``bias_corrected_gap``, ``selection_gap``: arrays (the first is the sum of the others).
+
+    Examples
+    --------
+    >>> d = gap_decomposition([0.8], [0.7], [0.75])
+    >>> {k: np.round(v, 3).tolist() for k, v in d.items()}
+    {'accuracy_gap': [0.1], 'bias_corrected_gap': [0.05], 'selection_gap': [0.05]}
     """
     acc_v1, acc_v2, adjusted_v2 = (np.asarray(v, dtype=float) for v in (acc_v1, acc_v2, adjusted_v2))
     return {
@@ -428,11 +453,38 @@ def gap_decomposition(acc_v1, acc_v2, adjusted_v2) -> dict:
     }
 
 
-def true_adjusted_accuracy(s_v1, s_v2, correct_v2, bins: int = 20):
+def true_adjusted_accuracy(
+    s_v1: ArrayLike, s_v2: ArrayLike, correct_v2: ArrayLike, bins: int = 20
+) -> np.ndarray:
     """Ground-truth selection-adjusted accuracy from *true* selection frequencies (Eq. 3).
 
     Only a simulated world knows ``s``. v2 accuracy per bin of true s, weighted by v1's distribution of
     true s over the same bins (bins v2 leaves empty drop out, weights renormalised).
+
+    Parameters
+    ----------
+    s_v1, s_v2 : array_like
+        True selection frequencies of the v1 and the v2 images.
+    correct_v2 : array_like, shape (models, N2)
+        Whether each model classifies each v2 image correctly.
+    bins : int, default 20
+        Equal-width bins of s on [0, 1].
+
+    Returns
+    -------
+    ndarray, shape (models,)
+
+    Raises
+    ------
+    ValueError
+        If ``correct_v2`` does not have one column per v2 image.
+
+    Examples
+    --------
+    v1 puts 3/4 of its mass in the top half, where the model is right, and 1/4 where it is wrong:
+
+    >>> true_adjusted_accuracy([0.9, 0.9, 0.9, 0.2], [0.2, 0.8], [[0, 1]], bins=2).tolist()
+    [0.75]
     """
     s_v1, s_v2 = np.asarray(s_v1, float), np.asarray(s_v2, float)
     f = _check_correct(correct_v2, len(s_v2), "correct_v2")

@@ -32,6 +32,21 @@ _MASS_TOL = 1e-8  # how far the basis expectations under a beta density may sum 
 def per_set(n_annotators: int | ArrayLike | tuple) -> tuple:
     """Split ``n_annotators`` into (v1, v2) values: one value for both, or a tuple ``(n_v1, n_v2)``.
 
+    Parameters
+    ----------
+    n_annotators : int, array_like or tuple
+        Votes per image: one number or per-image array for both sets, or a pair ``(n_v1, n_v2)``.
+
+    Returns
+    -------
+    tuple
+        ``(n_v1, n_v2)``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_annotators`` is a tuple of other than two entries.
+
     Examples
     --------
     >>> per_set(40)
@@ -51,6 +66,13 @@ def vote_levels(counts: NDArray[np.int64], n: int | NDArray[np.int64]) -> tuple:
 
     The likelihoods of this module depend on the votes only through these pairs; with one ``n`` for
     every item the pairs are all ``n + 1`` count values (empty ones included).
+
+    Parameters
+    ----------
+    counts : ndarray of int
+        Positive votes of each item.
+    n : int or ndarray of int
+        Votes of every item, or of each item.
 
     Returns
     -------
@@ -445,6 +467,11 @@ def fit_accuracy_spline(
     -------
     list of AccuracySpline
         One per model (row of ``correct_v2``).
+
+    Raises
+    ------
+    ValueError
+        If the counts are not valid vote counts or ``correct_v2`` has not one column per v2 image.
 
     Examples
     --------

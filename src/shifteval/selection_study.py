@@ -9,6 +9,8 @@ vote draws (what their error is made of), and the mass the fitted mixtures put a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
@@ -18,21 +20,38 @@ from . import selection
 from .datasets import world as worlds
 from .utils import validation
 
+if TYPE_CHECKING:
+    from .zoo import Zoo
 
-def reannotate(s_v1: ArrayLike, s_v2: ArrayLike, annotators: int, seed, round: int = 0):
+
+def reannotate(
+    s_v1: ArrayLike, s_v2: ArrayLike, annotators: int, seed: int, round: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """Fresh votes for v1 and v2 images from their true frequencies (Engstrom et al., §3).
 
     Each ``round`` is an independent draw from ``SeedSequence([seed, 7, round])``.
+
+    Parameters
+    ----------
+    s_v1, s_v2 : array_like
+        True selection frequencies of the v1 and the v2 images.
+    annotators, seed, round : int (round default 0)
+        Fresh votes per image; seed of the draws; which independent round of votes.
 
     Returns
     -------
     votes_v1, votes_v2 : ndarray of uint8, shapes (N1, annotators), (N2, annotators)
 
+    Raises
+    ------
+    ValueError
+        If ``annotators`` is not a positive integer.
+
     Examples
     --------
-    >>> a, b = reannotate([0.9, 0.1], [0.5], 4, seed=0)
-    >>> a.shape, b.shape
-    ((2, 4), (1, 4))
+    >>> a, b = reannotate([1.0, 0.0], [0.5], 4, seed=0)
+    >>> a.shape, b.shape, a.sum(axis=1).tolist()  # s = 1 / 0: all votes / none
+    ((2, 4), (1, 4), [4, 0])
     """
     annotators = validation.positive_int(annotators, "annotators")
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 7, int(round)]))
@@ -50,6 +69,17 @@ def frequency_table(in_sample: tuple, votes: tuple, true: tuple) -> pd.DataFrame
         Per-image frequencies of v1 and v2 from the votes used for matching, and the true ones.
     votes : tuple of two arrays
         Fresh votes (images × annotators) of v1 and v2.
+
+    Returns
+    -------
+    DataFrame
+        Rows ``v1`` and ``MatchedFrequency``; columns in-sample ŝ, held-out ŝ and true s.
+
+    Examples
+    --------
+    >>> t = frequency_table(([0.8, 0.6], [0.7]), (np.ones((2, 4)), np.zeros((1, 4))), ([0.7, 0.7], [0.6]))
+    >>> t.round(2).to_numpy().tolist()
+    [[0.7, 1.0, 0.7], [0.7, 0.0, 0.6]]
     """
     return pd.DataFrame(
         {
@@ -61,11 +91,31 @@ def frequency_table(in_sample: tuple, votes: tuple, true: tuple) -> pd.DataFrame
     )
 
 
-def naive_error_curve(sizes, naive_curve: ArrayLike, truth: ArrayLike) -> dict:
+def naive_error_curve(sizes: ArrayLike, naive_curve: ArrayLike, truth: ArrayLike) -> dict:
     """How the naive estimator's error (mean over models) falls with the annotators ``m``.
 
     Returns the error in points per ``m`` and the largest distance of those points from the
     least-squares line in ``1/m`` (a straight line would be the jackknife's assumption, App. E).
+
+    Parameters
+    ----------
+    sizes : array_like
+        Numbers of annotators ``m``.
+    naive_curve : array_like, shape (len(sizes), models)
+        The naive estimate per ``m`` and model (e.g. :func:`shifteval.selection.naive_by_annotators`).
+    truth : array_like
+        True adjusted accuracy per model.
+
+    Returns
+    -------
+    dict
+        ``annotators``, ``error_points``, ``line_in_1_over_m`` (slope, intercept), ``max_line_distance``.
+
+    Examples
+    --------
+    >>> c = naive_error_curve([1, 2], [[0.6], [0.55]], [0.5])
+    >>> [round(e, 6) for e in c["error_points"]], c["max_line_distance"] < 1e-9  # on the line 10/m
+    ([10.0, 5.0], True)
     """
     m = np.asarray(sizes, dtype=float)
     err = 100 * (np.asarray(naive_curve).mean(axis=1) - np.mean(truth))
@@ -75,12 +125,26 @@ def naive_error_curve(sizes, naive_curve: ArrayLike, truth: ArrayLike) -> dict:
             "line_in_1_over_m": coef.tolist(), "max_line_distance": float(np.abs(resid).max())}  # fmt: skip
 
 
-def redraw_errors(s_v1, s_v2, correct_v2, annotators: int, rounds: int, seed, k: int = 3) -> dict:
+def redraw_errors(
+    s_v1: ArrayLike, s_v2: ArrayLike, correct_v2: ArrayLike, annotators: int, rounds: int, seed: int,
+    k: int = 3,
+) -> dict:  # fmt: skip
     """Each estimator's error over independent fresh vote rounds (points).
 
     Engstrom et al. could annotate ImageNetV2 once; the world can re-annotate at will, which separates
     an estimator's bias (the mean of its errors) from its variance (their spread), and checks the
     standard errors it reports.
+
+    Parameters
+    ----------
+    s_v1, s_v2 : array_like
+        True selection frequencies of the v1 and the v2 images.
+    correct_v2 : array_like, shape (models, N2)
+        Whether each model classifies each v2 image correctly.
+    annotators, rounds : int
+        Fresh votes per image in each round; independent rounds (1, 2, … of :func:`reannotate`).
+    seed, k : int, k default 3
+        Seed of the votes and of the parametric fits; beta components of the parametric estimator.
 
     Returns
     -------
@@ -90,6 +154,18 @@ def redraw_errors(s_v1, s_v2, correct_v2, annotators: int, rounds: int, seed, k:
         standard deviation over rounds of each model's estimate, averaged over models (what a per-model
         standard error should match); ``jackknife_se``: the jackknife's reported standard error, averaged
         over models and rounds; ``rounds``.
+
+    Raises
+    ------
+    ValueError
+        If ``rounds`` or ``annotators`` is not a positive integer, or ``correct_v2`` does not fit ``s_v2``.
+
+    Examples
+    --------
+    >>> s1, s2 = np.random.default_rng(0).beta([[5], [3]], 2, (2, 60))
+    >>> r = redraw_errors(s1, s2, np.random.default_rng(1).random((1, 60)) < s2, 4, rounds=1, seed=0, k=1)
+    >>> sorted(r["mean_error"]), r["sd_of_mean_error"]["naive"]  # one round: no spread
+    (['jackknife', 'naive', 'parametric'], 0.0)
     """
     correct_v2 = np.asarray(correct_v2)
     truth = selection.true_adjusted_accuracy(s_v1, s_v2, correct_v2)
@@ -116,9 +192,24 @@ def redraw_errors(s_v1, s_v2, correct_v2, annotators: int, rounds: int, seed, k:
 
 
 def mass_above(
-    counts: ArrayLike, annotators: int, mixture, true_s: ArrayLike, threshold: float = 0.9
-) -> dict:
+    counts: ArrayLike, annotators: int, mixture: selection.BetaBinomialMixture, true_s: ArrayLike,
+    threshold: float = 0.9,
+) -> dict:  # fmt: skip
     """Share of images above ``threshold``: observed ŝ, the fitted mixture's P(s > t), and the true s.
+
+    Parameters
+    ----------
+    counts, annotators : array_like, int
+        Positive votes per image; votes per image.
+    mixture : BetaBinomialMixture
+        The fitted mixture (its weights, alphas and betas are used).
+    true_s, threshold : array_like, float (default 0.9)
+        True selection frequencies of the same images; the frequency t.
+
+    Returns
+    -------
+    dict
+        ``observed``, ``fitted``, ``true``: shares in [0, 1].
 
     Examples
     --------
@@ -137,7 +228,7 @@ def mass_above(
 # --- the appendix experiments (App. D.1, D.2, E, F.2, F.3) ------------------------------------------
 
 
-def gap_vs_annotators(world, zoo, sizes: ArrayLike, rounds: int = 3) -> dict:
+def gap_vs_annotators(world: worlds.World, zoo: Zoo, sizes: ArrayLike, rounds: int = 3) -> dict:
     """The v1 - MatchedFrequency gap when the replication is re-matched on ``m`` votes (App. D.1, Fig. 11).
 
     For each ``m``, ``rounds`` independent replication rounds (:meth:`World.replicate`: fresh votes on v1
@@ -147,11 +238,36 @@ def gap_vs_annotators(world, zoo, sizes: ArrayLike, rounds: int = 3) -> dict:
     the pool reweighted to v1's ``m``-vote frequencies (D.1's Figure 11). Noise-free matching
     (``annotators=None``) is the limit ``m → ∞``.
 
+    Parameters
+    ----------
+    world : World
+        The replication world (its splits ``v1`` and ``pool``, and :meth:`World.replicate`).
+    zoo : Zoo
+        Models; only ``zoo.correct(split)`` (models × images) of ``v1`` and ``pool`` is used.
+    sizes, rounds : array_like, int (default 3)
+        Votes per image ``m`` to re-match on; replication rounds per ``m``.
+
     Returns
     -------
     dict
         ``by_annotators``: list of ``{"annotators", "gap", "gap_sd", "reweighted_gap"}`` (SD over rounds);
         ``noise_free``: the gap of noise-free matching (mean over the same rounds); ``rounds``.
+
+    Raises
+    ------
+    ValueError
+        If ``rounds`` is not a positive integer.
+
+    Examples
+    --------
+    >>> from shifteval.datasets.world import WorldConfig, build_world
+    >>> world = build_world(WorldConfig(n_train=100, n_v1=200, n_pool=600, per_class=2))
+    >>> class Zoo:  # a stand-in: two "models", right exactly where s > 0.5 and s > 0.3
+    ...     def correct(self, split):
+    ...         return np.stack([world.examples["s"].to_numpy()[world.split_index(split)] > c for c in (0.5, 0.3)])
+    >>> out = gap_vs_annotators(world, Zoo(), [5], rounds=2)
+    >>> out["rounds"], out["by_annotators"][0]["gap"] > out["noise_free"]  # noisy matching: larger gap
+    (2, True)
     """
     rounds = validation.positive_int(rounds, "rounds")
     acc_v1 = zoo.correct("v1").mean(axis=1)
@@ -180,7 +296,7 @@ def gap_vs_annotators(world, zoo, sizes: ArrayLike, rounds: int = 3) -> dict:
     return {"by_annotators": out, "noise_free": noise_free, "rounds": rounds}
 
 
-def heldout_matching(world, train: int = 5, heldout: int = 5, seed: int = 0) -> pd.DataFrame:
+def heldout_matching(world: worlds.World, train: int = 5, heldout: int = 5, seed: int = 0) -> pd.DataFrame:
     """Matching on ``train`` votes per image, measured on ``heldout`` others (App. D.2, its Table 1).
 
     Every v1 and pool image gets ``train + heldout`` fresh votes; MatchedFrequency is re-sampled from
@@ -188,10 +304,32 @@ def heldout_matching(world, train: int = 5, heldout: int = 5, seed: int = 0) -> 
     table — or from the ``train`` votes only — its bottom table), and both sets' mean frequencies are
     measured on the matching votes, on the held-out votes and, which only the world can, on the truth.
 
+    Parameters
+    ----------
+    world : World
+        The replication world (splits ``v1`` and ``pool``, true ``s``, labels, ``config.per_class``).
+    train, heldout : int, default 5
+        Votes per image used for matching; further votes per image, used only to measure.
+    seed : int, default 0
+        Seed of the votes and of the matching draws.
+
     Returns
     -------
     DataFrame
         Index ``(v1 reference votes, measure)``, columns ``v1`` and ``replication``.
+
+    Raises
+    ------
+    ValueError
+        If ``train`` or ``heldout`` is not a positive integer.
+
+    Examples
+    --------
+    >>> from shifteval.datasets.world import WorldConfig, build_world
+    >>> world = build_world(WorldConfig(n_train=100, n_v1=200, n_pool=600, per_class=2))
+    >>> t = heldout_matching(world, train=5, heldout=5, seed=0)
+    >>> t.shape, bool(t["replication"].iloc[0] > t["replication"].iloc[1])  # in-sample ŝ above held-out
+    ((6, 2), True)
     """
     train = validation.positive_int(train, "train")
     heldout = validation.positive_int(heldout, "heldout")
@@ -224,9 +362,24 @@ def jackknife_by_annotators(
 ) -> np.ndarray:
     """The jackknife estimate from the first ``n`` annotators, for each ``n`` in ``sizes`` (App. E, Fig. 12).
 
+    Parameters
+    ----------
+    votes_v1, votes_v2 : array_like, shapes (N1, annotators), (N2, annotators)
+        Complete votes of v1 and v2 (0/1).
+    correct_v2 : array_like, shape (models, N2)
+        Whether each model classifies each v2 image correctly.
+    sizes : array_like
+        Numbers of leading annotators to use.
+
     Returns
     -------
     ndarray, shape (len(sizes), models)
+
+    Examples
+    --------
+    >>> v1, v2 = reannotate(np.linspace(0.1, 0.9, 20), np.linspace(0.1, 0.9, 20), 6, seed=0)
+    >>> jackknife_by_annotators(v1, v2, [[1] * 20, [0] * 20], [3, 6]).round(3).tolist()  # always right/wrong
+    [[1.0, 0.0], [1.0, 0.0]]
     """
     votes_v1, votes_v2 = np.asarray(votes_v1), np.asarray(votes_v2)
     return np.stack([
@@ -243,11 +396,31 @@ def parametric_sweeps(
     F.2 (Figure 13) refits with the first ``m`` of the votes for each ``m`` in ``annotators``; F.3
     (Figure 14) with ``k`` beta components for each ``k`` in ``components`` (all votes).
 
+    Parameters
+    ----------
+    votes_v1, votes_v2 : array_like, shapes (N1, annotators), (N2, annotators)
+        Complete votes of v1 and v2 (0/1).
+    correct_v2 : array_like, shape (models, N2)
+        Whether each model classifies each v2 image correctly.
+    truth : array_like
+        True adjusted accuracy per model.
+    annotators, components : array_like
+        Leading annotators for F.2 (``k`` components) and components for F.3 (all annotators).
+    k, seed : int, defaults 3 and 0
+        Components in the F.2 sweep; seed of the mixture fits.
+
     Returns
     -------
     dict
         ``annotators`` and ``components``: lists of ``{"annotators"/"components", "estimates"
         (per model), "mean_error" (points, against ``truth``), "mean_abs_error" (points)}``.
+
+    Examples
+    --------
+    >>> v1, v2 = reannotate(np.linspace(0.05, 0.95, 60), np.linspace(0.05, 0.95, 60), 4, seed=0)
+    >>> r = parametric_sweeps(v1, v2, np.ones((1, 60)), [1.0], annotators=[2], components=[1], k=1)
+    >>> r["components"][0]["components"], round(r["annotators"][0]["estimates"][0], 3)  # right everywhere
+    (1, 1.0)
     """
     votes_v1, votes_v2, truth = np.asarray(votes_v1), np.asarray(votes_v2), np.asarray(truth, dtype=float)
 
@@ -272,6 +445,16 @@ def parametric_sweeps(
 def sweep_table(sweeps: dict) -> pd.DataFrame:
     """:func:`parametric_sweeps` as a table: mean and mean absolute error per setting (points).
 
+    Parameters
+    ----------
+    sweeps : dict
+        The output of :func:`parametric_sweeps` (``estimates`` may be left out).
+
+    Returns
+    -------
+    DataFrame
+        One row per setting; columns mean error and mean absolute error (points).
+
     Examples
     --------
     >>> sweeps = {"annotators": [{"annotators": 10, "mean_error": -1.0, "mean_abs_error": 1.5}],
@@ -292,6 +475,18 @@ def gap_sequence(acc_v1: ArrayLike, versions: dict) -> dict:
 
     Engstrom et al. (2020), §5.1-5.2: on ImageNet the naive estimator reduces the gap to 5.7% and the
     jackknife from 5.7% to 4.6%.
+
+    Parameters
+    ----------
+    acc_v1 : array_like
+        v1 accuracy per model.
+    versions : dict
+        Name → v2 accuracy per model (observed, or an adjusted estimate).
+
+    Returns
+    -------
+    dict
+        Name → mean gap in points (rounded to 10 decimals).
 
     Examples
     --------
