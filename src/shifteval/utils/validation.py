@@ -289,10 +289,24 @@ def vote_counts(
     ``n_annotators`` is one number for every item or one per item (real annotation data gives items
     different numbers of votes, e.g. ImageNetV2's "at least 10").
 
+    Parameters
+    ----------
+    counts : array_like of int
+        "Yes" votes per item.
+    n_annotators : int or array_like of int
+        Votes per item: one number, or one per item.
+    name : str
+        The argument's name in error messages.
+
     Returns
     -------
     counts : ndarray of int64
     n_annotators : int, or ndarray of int64 with one entry per item
+
+    Raises
+    ------
+    ValueError
+        On counts that are not whole numbers in ``[0, n_i]``, or a malformed ``n_annotators``.
 
     Examples
     --------
@@ -336,6 +350,24 @@ def correctness(
     correct: ArrayLike, n_items: int, name: str = "correct", what: str = "item"
 ) -> NDArray[np.float64]:
     """Check per-item correctness, shape (items,) or (models, items), entries 0/1; return it 2-D as floats.
+
+    Parameters
+    ----------
+    correct : array_like of bool
+        Whether each model classifies each item correctly.
+    n_items : int
+        The number of items expected.
+    name, what : str
+        The argument's name and what one item is, for error messages.
+
+    Returns
+    -------
+    ndarray of float, shape (models, items)
+
+    Raises
+    ------
+    ValueError
+        On a wrong shape or entries other than 0/1.
 
     Examples
     --------
