@@ -11,7 +11,8 @@ classifier outputs multiples of 1/k, a random forest of n trees multiples of 1/n
 and naive Bayes saturates at exactly 1.0: with few distinct values, a window of ±ε holds whole blocks
 of tied examples whatever ε is, so ε → 0 does not leave targets unmatched and the matched subsets are
 random draws within a tie block. :func:`distinct_probabilities` and :func:`quantisation_table` measure
-this.
+this. The summaries of these experiments' tables (the chapter's summary table and the numbers its text
+states) are in :mod:`shifteval.matching_facts`; every public name of theirs is importable from here too.
 """
 
 from __future__ import annotations
@@ -21,9 +22,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from .matching import METHODS, match_predictions, matched_accuracy, matched_table, role_names
+from .matching_facts import (  # noqa: F401 (re-exported: the summaries of the experiments' tables)
+    gap_facts,
+    narrower,
+    quant_facts,
+    roles,
+    summary,
+    sweep_facts,
+)
 
 if TYPE_CHECKING:
     from .zoo.store import Predictions
@@ -46,6 +54,12 @@ def distinct_probabilities(probs: ArrayLike) -> int:
     Returns
     -------
     int
+        Distinct values among the rows' largest probabilities.
+
+    Raises
+    ------
+    ValueError
+        Unless ``probs`` is a non-empty 2-D array.
 
     Examples
     --------
@@ -85,6 +99,11 @@ def evaluate(pairs_by_target: dict, first: str, *, eps: float = 0.005, n_runs: i
         ``(second set, method)`` → :func:`shifteval.matching.matched_table` (columns ``source_set`` and
         ``target_set`` name the roles).
 
+    Raises
+    ------
+    ValueError
+        When ``pairs_by_target`` is empty or maps a set to no models.
+
     Examples
     --------
     Also runs :func:`roles`, :func:`narrower`, :func:`summary` and :func:`gap_facts`:
@@ -104,79 +123,6 @@ def evaluate(pairs_by_target: dict, first: str, *, eps: float = 0.005, n_runs: i
         for t, pairs in pairs_by_target.items()
         for by in methods
     }
-
-
-def roles(table: pd.DataFrame) -> dict:
-    """The set names playing source and target in a :func:`evaluate` table.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        One ``(second set, method)`` table of :func:`evaluate`.
-
-    Returns
-    -------
-    dict
-        ``{"source": name, "target": name}``.
-
-    Raises
-    ------
-    ValueError
-        When models disagree (their two sets have different sizes).
-    """
-    found = table[["source_set", "target_set"]].drop_duplicates()
-    if len(found) != 1:
-        raise ValueError(f"models disagree on the roles of the two sets: {found.to_dict(orient='records')}")
-    return {"source": found.source_set.iloc[0], "target": found.target_set.iloc[0]}
-
-
-def narrower(tables: dict) -> dict:
-    """Share of models whose matched gap is narrower than the accuracy gap (|matched gap| < |gap|).
-
-    Parameters
-    ----------
-    tables : dict
-        :func:`evaluate` output.
-
-    Returns
-    -------
-    dict
-        ``{second set: {method: share}}``.
-    """
-    out: dict = {}
-    for (t, by), tab in tables.items():
-        out.setdefault(t, {})[by] = float((tab.matched_gap.abs() < tab.gap.abs()).mean())
-    return out
-
-
-def summary(tables: dict) -> pd.DataFrame:
-    """The chapter's summary table: one row per (second set, method).
-
-    Parameters
-    ----------
-    tables : dict
-        :func:`evaluate` output.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Role names, mean accuracy gap and matched gap (points), mean fraction unmatched, share of models
-        with a narrower matched gap, and the largest run-to-run SD of a matched gap (points).
-    """
-    share = narrower(tables)
-    rows = {}
-    for (t, by), tab in tables.items():
-        r = roles(tab)
-        rows[f"{t} / {by}"] = {
-            "source": r["source"],
-            "target": r["target"],
-            "mean accuracy gap (points)": 100 * tab.gap.mean(),
-            "mean matched gap (points)": 100 * tab.matched_gap.mean(),
-            "mean fraction unmatched": tab.fraction_unmatched.mean(),
-            "models with narrower matched gap": share[t][by],
-            "largest std of matched gap over runs (points)": 100 * tab.matched_gap_std.max(),
-        }
-    return pd.DataFrame(rows).T.infer_objects()
 
 
 def quantisation_table(pairs: dict, *, eps: float = 0.005, eps_small: float = 1e-6, n_runs: int = 3,
@@ -264,6 +210,11 @@ def eps_sweep(first: Predictions, second: Predictions, eps_grid: ArrayLike, *,
     pandas.DataFrame
         Rows ``eps, method, gap, matched_gap, matched_gap_std, fraction_unmatched``.
 
+    Raises
+    ------
+    ValueError
+        When ``eps_grid`` is empty.
+
     Examples
     --------
     >>> from shifteval.zoo.store import Predictions as P
@@ -304,6 +255,11 @@ def pick_models(table: pd.DataFrame, quant: pd.DataFrame) -> dict:
     -------
     dict
         ``{"strong": name, "weak": name, "continuous": name}``.
+
+    Raises
+    ------
+    ValueError
+        When ``table`` is empty.
 
     Examples
     --------
@@ -373,126 +329,3 @@ def fig5_subsets(first: Predictions, second: Predictions, names: tuple[str, str]
         "confidence_unmatched": r["mean_confidence"]["unmatched_target"]["mean"],
         "confidence_matched_target": r["mean_confidence"]["matched_target"]["mean"],
     }
-
-
-def _join(items) -> str:
-    return "; ".join(items)
-
-
-def gap_facts(tables: dict, first_target: str, large_gap: float = 0.02) -> dict:
-    """Numbers the chapter states about the zoo-wide tables (Figures 1, 3, 6 and the summary).
-
-    Parameters
-    ----------
-    tables : dict
-        :func:`evaluate` output.
-    first_target : str
-        The second set the chapter looks at first.
-    large_gap : float
-        Second sets whose mean accuracy gap exceeds this (in absolute value) have a "large" gap.
-
-    Returns
-    -------
-    dict
-        Counts of models less accurate / less confident on the first target and less accurate on the
-        source than on TopImages, the sets with large and small gaps, shares of narrower matched gaps
-        (``min_share_large``, ``min_share_small``, ``max_share_small``, as text ``shares_large``, ``shares_small``), mean
-        fractions unmatched per algorithm (``fu_alg1``, ``fu_alg2``, lists in target order), the
-        median and largest run-to-run SD of matched gaps and the median narrowing (points), and the
-        Spearman correlation between source accuracy and fraction unmatched on the first target
-        (Algorithm 1, ``rho_unmatched``).
-    """
-    targets = list(dict.fromkeys(t for t, _ in tables))
-    alg1 = {t: tables[(t, "label_and_prob")] for t in targets}
-    tab0, share = alg1[first_target], narrower(tables)
-    big = [t for t in targets if abs(alg1[t].gap.mean()) > large_gap]
-    small = [t for t in targets if t not in big]
-    sd = 100 * np.concatenate([tab.matched_gap_std.to_numpy(dtype=float) for tab in tables.values()])
-    fu = {(t, by): tab.fraction_unmatched.mean() for (t, by), tab in tables.items()}
-    return {
-        "t": first_target, "n": len(tab0), "n_acc": int((tab0.gap > 0).sum()),
-        "n_conf": int((tab0.conf_source > tab0.conf_target).sum()),
-        "n_top_easier": int((alg1["topimages"].gap < 0).sum()) if "topimages" in alg1 else 0,
-        "big": ", ".join(big), "small": ", ".join(small), "n_big": len(big), "n_small": len(small),
-        "min_share_large": min((share[t][by] for t in big for by in share[t]), default=np.nan),
-        "min_share_small": min((share[t][by] for t in small for by in share[t]), default=np.nan),
-        "max_share_small": max((share[t][by] for t in small for by in share[t]), default=np.nan),
-        "shares_large": _join(f"{t}/{by}: {share[t][by]:.0%}" for t in big for by in share[t]),
-        "shares_small": _join(f"{t}/{by}: {share[t][by]:.0%}" for t in small for by in share[t]),
-        "gaps_small": ", ".join(f"{abs(100 * alg1[t].gap.mean()):.2f}" for t in small),
-        "fu_alg1": [fu.get((t, "label_and_prob"), np.nan) for t in targets],
-        "fu_alg2": [fu.get((t, "prob"), np.nan) for t in targets],
-        "fus": _join(f"{t}: {fu.get((t, 'label_and_prob'), np.nan):.4f} vs {fu.get((t, 'prob'), np.nan):.4f}" for t in targets),
-        "sd_median": float(np.nanmedian(sd)), "sd_max": float(np.nanmax(sd)),
-        "shrink": float(100 * (tab0.gap.abs() - tab0.matched_gap.abs()).median()),
-        "rho_unmatched": float(stats.spearmanr(tab0.acc_source, tab0.fraction_unmatched).statistic) if len(tab0) > 2 else np.nan,
-    }  # fmt: skip
-
-
-def quant_facts(quant: pd.DataFrame, eps: float) -> dict:
-    """Numbers the chapter states about :func:`quantisation_table`.
-
-    Parameters
-    ----------
-    quant : pandas.DataFrame
-        :func:`quantisation_table` output.
-    eps : float
-        The working ε: models whose distinct probabilities are more than 2ε apart are "grid" models.
-
-    Returns
-    -------
-    dict
-        Group sizes and names by ``kind``, the smallest fraction unmatched at the near-zero ε among
-        continuous models (``c_min``) and the largest among quantised ones (``q_max``), the range among
-        saturating ones (``s_min``, ``s_max``; NaN when there are none), the grid models
-        and the largest difference of their fractions unmatched at the two ε (``grid_diff``).
-
-    Examples
-    --------
-    See :func:`quantisation_table`, whose example also runs this function.
-    """
-    kinds = {k: quant[quant.kind == k] for k in ("continuous", "quantised", "saturating")}
-    grid = quant[quant.min_spacing > 2 * eps]
-    cont, quantised = kinds["continuous"], kinds["quantised"]
-    return {
-        "n": len(quant), "nc": len(cont), "nq": len(quantised), "ns": len(kinds["saturating"]),
-        "quantised": ", ".join(quantised.index), "saturating": ", ".join(kinds["saturating"].index) or "none",
-        "c_min": float(cont.fraction_unmatched_small.min()) if len(cont) else np.nan,
-        "q_max": float(quantised.fraction_unmatched_small.max()) if len(quantised) else np.nan,
-        "s_min": float(kinds["saturating"].fraction_unmatched_small.min()) if len(kinds["saturating"]) else np.nan,
-        "s_max": float(kinds["saturating"].fraction_unmatched_small.max()) if len(kinds["saturating"]) else np.nan,
-        "grid": ", ".join(grid.index) or "no model", "n_grid": len(grid),
-        "grid_diff": float((grid.fraction_unmatched - grid.fraction_unmatched_small).abs().max()) if len(grid) else np.nan,
-        "grid_fus": ", ".join(f"{f:.3f}" for f in grid.fraction_unmatched),
-    }  # fmt: skip
-
-
-def sweep_facts(sweep: pd.DataFrame, eps: float) -> dict:
-    """Numbers the chapter states about :func:`eps_sweep`.
-
-    Algorithm 1's fraction unmatched along ε (``fu0`` at the smallest, ``fu1`` at the largest, whether it
-    never rises: ``monotone``) and Algorithm 2's accuracy gap ``g`` and matched gap at the largest ε
-    (``m1``) and at the ε nearest ``eps`` (``m0``), in points.
-
-    Parameters
-    ----------
-    sweep, eps : pandas.DataFrame, float
-        :func:`eps_sweep` output and the working ε.
-
-    Returns
-    -------
-    dict
-
-    Examples
-    --------
-    See :func:`eps_sweep`, whose example also runs this function.
-    """
-    a1 = sweep[sweep.method == "label_and_prob"].sort_values("eps")
-    a2 = sweep[sweep.method == "prob"].sort_values("eps")
-    fu = a1.fraction_unmatched.to_numpy()
-    g = 100 * a2.gap.iloc[0]
-    return {
-        "fu0": fu[0], "fu1": fu[-1], "e0": a1.eps.iloc[0], "e1": a1.eps.iloc[-1],
-        "monotone": bool((fu[1:] <= fu[:-1] + 1e-9).all()), "g": g,
-        "m1": 100 * a2.matched_gap.iloc[-1], "m0": 100 * a2.matched_gap.iloc[int((a2.eps - eps).abs().argmin())],
-    }  # fmt: skip

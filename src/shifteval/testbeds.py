@@ -1,10 +1,13 @@
 """The linear-fits chapter's computations on whole testbeds (Recht et al. 2019).
 
 :mod:`shifteval.linfit` holds the algorithms (least-squares and probit fits with a bootstrap over
-models, Clopper-Pearson intervals, the Gaussian difficulty model); this module applies them to the
-transcribed tables of Recht et al. (2019) and to a zoo's accuracy table: every fit of Figures 1, 2,
-6, 12 and 13, the printed rank changes, the recomputed interval bounds and widths of §2 / App. B.1,
-and the Monte Carlo spread of the bootstrap.
+models, Clopper-Pearson intervals, the Gaussian difficulty model); this module applies them to any
+accuracy table (a zoo's or a transcribed one): fits of several columns, their tables, the distance of
+models from a line and its band, the widest Clopper-Pearson interval (§2 / App. B.1), and the Monte
+Carlo spread of the bootstrap. The computations specific to the transcribed tables of Recht et al.
+(2019) (every fit of Figures 1, 2, 6, 12 and 13, the printed rank changes, the recomputed interval
+bounds) are in :mod:`shifteval.testbeds_tables`; every public name of theirs is importable from here
+too.
 """
 
 from __future__ import annotations
@@ -14,135 +17,21 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from .linfit import SCALES, LinearFit, clopper_pearson, fit_linear, fit_table
+from .testbeds_tables import (  # noqa: F401 (re-exported: the computations on Recht et al.'s tables)
+    STRATEGIES,
+    TOPK,
+    clopper_pearson_deviation,
+    fit_recht2019,
+    paired_change,
+    paper_agreement,
+    rank_summary,
+    recht2019_interval_deviation,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
-
-STRATEGIES = ("matchedfrequency", "threshold0.7", "topimages")
-TOPK = ("top1", "top5")
-
-
-def fit_recht2019(*, n_boot: int = 100_000, ci: float = 0.95, seed: int = 0) -> dict[str, LinearFit]:
-    """Every fit of Recht et al. (2019) on the transcribed tables, keyed as the chapter records them.
-
-    - ``cifar10`` and ``cifar10_balanced``: linear fits on Tables 11 and 12 (§3.3, Figure 1;
-      App. B.2.9);
-    - ``imagenet_{top1,top5}_{strategy}_cnn``: linear fits on the 64 convolutional networks of
-      Tables 14-19, the panels of Figure 12 (App. C.4.5; Fisher vectors excluded, App. C.4.4);
-    - ``imagenet_{top1,top5}_{strategy}_all_probit``: probit fits on all 67 models, Fisher vectors
-      included, the panels of Figure 13;
-    - ``imagenet_top1_matchedfrequency_all_linear``: the left panel of Figure 6.
-
-    Parameters
-    ----------
-    n_boot : int
-        Bootstrap replicates per fit (the paper's 100,000).
-    ci : float
-        Confidence level of the intervals.
-    seed : int
-        Seed of every fit's bootstrap (the same for each, so a fit does not depend on the others).
-
-    Returns
-    -------
-    dict of str to LinearFit
-    """
-    from .datasets import published
-
-    fits = {
-        "cifar10": fit_table(published.load_table("recht2019_cifar10"), n_boot=n_boot, ci=ci, seed=seed),
-        "cifar10_balanced": fit_table(
-            published.load_table("recht2019_cifar10_balanced"), n_boot=n_boot, ci=ci, seed=seed
-        ),
-    }
-    for k in TOPK:
-        for s in STRATEGIES:
-            table = published.load_table(f"recht2019_imagenet_{k}_{s}")
-            cnn = table[~published.is_fisher_vector(table.model)]
-            fits[f"imagenet_{k}_{s}_cnn"] = fit_table(cnn, n_boot=n_boot, ci=ci, seed=seed)
-            fits[f"imagenet_{k}_{s}_all_probit"] = fit_table(
-                table, scale="probit", n_boot=n_boot, ci=ci, seed=seed
-            )
-    mf = published.load_table("recht2019_imagenet_top1_matchedfrequency")
-    fits["imagenet_top1_matchedfrequency_all_linear"] = fit_table(mf, n_boot=n_boot, ci=ci, seed=seed)
-    return fits
-
-
-def rank_summary(table: pd.DataFrame) -> dict:
-    """How much the printed ranking changes from the original to the new test set.
-
-    Uses the ranks *as printed* (columns ``orig_rank``, ``new_rank``, ``delta_rank``; Recht et al.
-    2019, Tables 11-19), which the paper computed from unrounded accuracies; ranks recomputed from
-    the printed (rounded) accuracies would differ where accuracies tie after rounding.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        A Recht et al. table with the rank columns.
-
-    Returns
-    -------
-    dict
-        ``spearman`` (rank correlation of the printed ranks), ``max_abs_delta_rank``,
-        ``mean_abs_delta_rank``, ``unchanged`` (models keeping their rank) and ``n``.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> t = pd.DataFrame({"orig_rank": [1, 2, 3, 4], "new_rank": [2, 1, 3, 4], "delta_rank": [-1, 1, 0, 0]})
-    >>> s = rank_summary(t)
-    >>> round(s["spearman"], 2), s["max_abs_delta_rank"], s["unchanged"]
-    (0.8, 1, 2)
-    """
-    missing = {"orig_rank", "new_rank", "delta_rank"} - set(table.columns)
-    if missing:
-        raise ValueError(f"table lacks the printed rank column(s) {sorted(missing)}")
-    orig, new = table["orig_rank"].to_numpy(int), table["new_rank"].to_numpy(int)
-    delta = table["delta_rank"].to_numpy(int)
-    if not np.array_equal(delta, orig - new):
-        raise ValueError("delta_rank must equal orig_rank - new_rank (the paper's convention)")
-    return {
-        "spearman": float(stats.spearmanr(orig, new)[0]),
-        "max_abs_delta_rank": int(np.abs(delta).max()),
-        "mean_abs_delta_rank": float(np.abs(delta).mean()),
-        "unchanged": int((delta == 0).sum()),
-        "n": len(table),
-    }
-
-
-def clopper_pearson_deviation(table: pd.DataFrame, n_orig: int, n_new: int, alpha: float = 0.05) -> dict:
-    """Largest difference (points) between recomputed and printed Clopper-Pearson bounds.
-
-    The intervals of Recht et al. (2019, Tables 11-19) are recomputed from the printed accuracy
-    (rounded to 0.1 point) and the test-set size; rounding lets a bound move by about 0.1 point.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        Columns ``{orig,new}_acc``, ``{orig,new}_ci_low``, ``{orig,new}_ci_high`` in percent.
-    n_orig, n_new : int
-        Sizes of the original and the new test set.
-    alpha : float
-        1 - confidence level of the printed intervals.
-
-    Returns
-    -------
-    dict
-        ``{"orig": points, "new": points}``.
-    """
-    out = {}
-    for prefix, n in (("orig", n_orig), ("new", n_new)):
-        k = np.round(table[f"{prefix}_acc"].to_numpy(float) / 100 * n).astype(np.int64)
-        low, high = clopper_pearson(k, int(n), alpha=alpha)
-        out[prefix] = float(
-            max(
-                np.abs(100 * low - table[f"{prefix}_ci_low"].to_numpy(float)).max(),
-                np.abs(100 * high - table[f"{prefix}_ci_high"].to_numpy(float)).max(),
-            )
-        )
-    return out
 
 
 def clopper_pearson_max_halfwidth(n: int, alpha: float = 0.05) -> float:
@@ -162,6 +51,11 @@ def clopper_pearson_max_halfwidth(n: int, alpha: float = 0.05) -> float:
     -------
     float
         The width as a fraction.
+
+    Raises
+    ------
+    ValueError
+        When ``n`` < 1.
 
     Examples
     --------
@@ -197,6 +91,24 @@ def bootstrap_seed_spread(
     dict
         ``slope_ci_sd`` (standard deviation over seeds of the two slope endpoints, averaged),
         ``intercept_ci_sd`` (the same for the offset, in points) and ``slope_ci_width`` (mean width).
+
+    Raises
+    ------
+    ValueError
+        When fewer than 2 seeds are given.
+
+    Examples
+    --------
+    Three fits of 20 noisy models with 200 replicates each: the endpoints move between seeds, but by
+    much less than the interval is wide.
+
+    >>> import pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> x = np.linspace(60, 95, 20)
+    >>> t = pd.DataFrame({"orig_acc": x, "new_acc": 1.5 * x - 50 + rng.normal(0, 1, 20)})
+    >>> s = bootstrap_seed_spread(t, n_boot=200, seeds=[0, 1, 2])
+    >>> sorted(s), 0 < s["slope_ci_sd"] < s["slope_ci_width"] / 5
+    (['intercept_ci_sd', 'slope_ci_sd', 'slope_ci_width'], True)
     """
     seeds = list(seeds)
     if len(seeds) < 2:
@@ -264,6 +176,19 @@ def fits_frame(fits: dict, paper: dict | None = None) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
+        One row per fit: ``models``, ``scale``, ``slope [CI]``, ``offset [CI]`` (points on the linear
+        scale), ``r`` and, where ``paper`` has the row, ``slope (paper)`` and ``offset (paper)``.
+
+    Examples
+    --------
+    Points on the line y = 1.2 x - 0.2 (offset -20 points) beside a printed fit:
+
+    >>> import pandas as pd
+    >>> from shifteval.linfit import fit_linear
+    >>> fit = fit_linear([0.5, 0.75, 1.0], [0.4, 0.7, 1.0], n_boot=50)
+    >>> f = fits_frame({"v2": fit}, {"v2": {"slope": 1.25, "slope_ci": [1.2, 1.3]}})
+    >>> f.loc["v2", ["models", "offset [CI]", "slope (paper)"]].tolist()
+    [3, '-20.0 [-20.0, -20.0]', '1.25 [1.20, 1.30]']
     """
     import pandas as pd
 
@@ -290,36 +215,6 @@ def fits_frame(fits: dict, paper: dict | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows).T.fillna("")
 
 
-def paper_agreement(fit: LinearFit, ref: dict) -> dict:
-    """Differences between a linear fit and the paper's printed one (Recht et al. 2019, §3.3).
-
-    Parameters
-    ----------
-    fit : LinearFit
-        A fit on the linear scale.
-    ref : dict
-        The printed fit: ``slope``, ``slope_ci`` and optionally ``intercept``, ``intercept_ci``
-        (percent), as in :func:`shifteval.datasets.published.reported`.
-
-    Returns
-    -------
-    dict
-        Absolute differences ``slope``, ``slope_ci`` (largest endpoint) and, where printed,
-        ``intercept`` and ``intercept_ci`` (points).
-    """
-    if fit.scale != "linear":
-        raise ValueError("the paper prints linear fits; got a probit fit")
-    s = fit.summary()
-    out = {
-        "slope": abs(s["slope"] - ref["slope"]),
-        "slope_ci": float(np.abs(np.subtract(s["slope_ci"], ref["slope_ci"])).max()),
-    }
-    if "intercept" in ref:
-        out["intercept"] = abs(s["intercept"] - ref["intercept"])
-        out["intercept_ci"] = float(np.abs(np.subtract(s["intercept_ci"], ref["intercept_ci"])).max())
-    return out
-
-
 def line_residuals(fit: LinearFit, table: pd.DataFrame) -> dict:
     """Distance (points) of a table's models from a fitted line: mean signed and root-mean-square.
 
@@ -334,6 +229,17 @@ def line_residuals(fit: LinearFit, table: pd.DataFrame) -> dict:
     -------
     dict
         ``mean`` (new minus the line, points) and ``rms`` (points).
+
+    Examples
+    --------
+    Models 1 point above, 1 point below and on the line y = 1.2 x - 0.2: mean 0, rms sqrt(2/3).
+
+    >>> import pandas as pd
+    >>> from shifteval.linfit import fit_linear
+    >>> fit = fit_linear([0.5, 0.75, 1.0], [0.4, 0.7, 1.0], n_boot=50)
+    >>> r = line_residuals(fit, pd.DataFrame({"orig_acc": [50, 75, 100], "new_acc": [41, 69, 100]}))
+    >>> abs(round(r["mean"], 6)), round(r["rms"], 3)
+    (0.0, 0.816)
     """
     res = 100 * (
         table["new_acc"].to_numpy(float) / 100 - fit.predict(table["orig_acc"].to_numpy(float) / 100)
@@ -354,42 +260,24 @@ def widest_band(fit: LinearFit, table: pd.DataFrame, n_grid: int = 100) -> float
     Returns
     -------
     float
+        The largest ``high - low`` of :meth:`LinearFit.band` over the grid, in points.
+
+    Examples
+    --------
+    Exact points leave no band; noise around the same line opens one.
+
+    >>> import pandas as pd
+    >>> from shifteval.linfit import fit_linear
+    >>> x = np.linspace(0.6, 0.95, 20)
+    >>> noise = np.random.default_rng(0).normal(0, 0.01, 20)
+    >>> t = pd.DataFrame({"orig_acc": 100 * x})
+    >>> exact, noisy = (fit_linear(x, 1.5 * x - 0.5 + e, n_boot=200, seed=0) for e in (0, noise))
+    >>> round(widest_band(exact, t), 6), widest_band(noisy, t) > 0.5
+    (0.0, True)
     """
     x = table["orig_acc"].to_numpy(float) / 100
     low, high = fit.band(np.linspace(x.min(), x.max(), n_grid))
     return float(100 * np.max(high - low))
-
-
-def paired_change(main: pd.DataFrame, other: pd.DataFrame, by: str = "orig_acc") -> dict:
-    """Change of new accuracy from one table to another for the same models (App. B.2.9, Table 12).
-
-    Parameters
-    ----------
-    main, other : pandas.DataFrame
-        Two Recht et al. tables over the same models (column ``model``), e.g. Tables 11 and 12.
-    by : str
-        Column of ``main`` whose median splits the models into a lower and an upper half.
-
-    Returns
-    -------
-    dict
-        ``lower_half`` and ``upper_half``: mean of ``other.new_acc - main.new_acc`` (points) over
-        the models below / at or above the median; ``best_gap_main`` and ``best_gap_other``: the
-        printed gap of the model with the highest original accuracy in each table.
-    """
-    if set(main["model"]) != set(other["model"]):
-        raise ValueError("the two tables must list the same models")
-    o = other.set_index("model").loc[main["model"]].reset_index()
-    change = o["new_acc"].to_numpy(float) - main["new_acc"].to_numpy(float)
-    lower = (main[by] < main[by].median()).to_numpy()
-    best = int(np.argmax(main["orig_acc"].to_numpy(float)))
-    return {
-        "lower_half": float(change[lower].mean()),
-        "upper_half": float(change[~lower].mean()),
-        "n_lower": int(lower.sum()),
-        "best_gap_main": float(main["gap"].iloc[best]),
-        "best_gap_other": float(o["gap"].iloc[best]),
-    }
 
 
 def evenly_spaced_subset(values: pd.Series, k: int) -> pd.Index:
@@ -405,6 +293,12 @@ def evenly_spaced_subset(values: pd.Series, k: int) -> pd.Index:
     Returns
     -------
     pandas.Index
+        The labels, in order of increasing value.
+
+    Raises
+    ------
+    ValueError
+        When ``k`` is outside [2, len(values)].
 
     Examples
     --------
@@ -416,46 +310,6 @@ def evenly_spaced_subset(values: pd.Series, k: int) -> pd.Index:
     if not 2 <= k <= len(order):
         raise ValueError(f"k must be between 2 and {len(order)}, got {k}")
     return order[np.linspace(0, len(order) - 1, k).round().astype(int)]
-
-
-def recht2019_interval_deviation(sizes: dict, tables: dict | None = None) -> dict:
-    """:func:`clopper_pearson_deviation` for every Recht et al. table, keyed by table (and size).
-
-    Table 11's new test set is checked with both candidate sizes: 2,021 images (CIFAR-10.1 v4, the
-    release's number) and 2,000 (the paper's text, §3 and App. B.1; v6, Table 12).
-
-    Parameters
-    ----------
-    sizes : dict
-        ``cifar10_orig``, ``cifar10_new``, ``cifar10_new_balanced``, ``imagenet_orig``,
-        ``imagenet_new`` (as in ``published.reported()["recht2019"]["test_set_sizes"]``).
-    tables : dict, optional
-        Tables by name; loaded from :mod:`shifteval.datasets.published` when omitted.
-
-    Returns
-    -------
-    dict
-        Label -> ``{"orig": points, "new": points}``.
-    """
-    from .datasets import published
-
-    tables = tables or {n: published.load_table(n) for n in published.list_tables()}
-    n_c, n_i = sizes["cifar10_orig"], sizes["imagenet_orig"]
-    checks = {
-        f"recht2019_cifar10 (n = {sizes['cifar10_new']:,})": ("recht2019_cifar10", n_c, sizes["cifar10_new"]),
-        f"recht2019_cifar10 (n = {sizes['cifar10_new_balanced']:,})": (
-            "recht2019_cifar10",
-            n_c,
-            sizes["cifar10_new_balanced"],
-        ),
-        "recht2019_cifar10_balanced": ("recht2019_cifar10_balanced", n_c, sizes["cifar10_new_balanced"]),
-        **{
-            f"recht2019_imagenet_{k}_{s}": (f"recht2019_imagenet_{k}_{s}", n_i, sizes["imagenet_new"])
-            for k in TOPK
-            for s in STRATEGIES
-        },
-    }
-    return {label: clopper_pearson_deviation(tables[n], a, b) for label, (n, a, b) in checks.items()}
 
 
 def subset_slope_width(x: ArrayLike, y: ArrayLike, k: int, *, n_subsets: int = 20, n_boot: int = 2000,
@@ -483,6 +337,22 @@ def subset_slope_width(x: ArrayLike, y: ArrayLike, k: int, *, n_subsets: int = 2
     -------
     float
         Mean slope-interval width over the subsets.
+
+    Raises
+    ------
+    ValueError
+        When ``k`` is outside [3, n].
+
+    Examples
+    --------
+    30 noisy models on a line of slope 1.5: 4 of them pin the slope down far less than 20 do.
+
+    >>> rng = np.random.default_rng(0)
+    >>> x = np.linspace(0.6, 0.95, 30)
+    >>> y = 1.5 * x - 0.5 + rng.normal(0, 0.01, 30)
+    >>> few, many = (subset_slope_width(x, y, k, n_subsets=5, n_boot=200) for k in (4, 20))
+    >>> few > 2 * many
+    True
     """
     x, y = np.asarray(x, float), np.asarray(y, float)
     if not 3 <= k <= len(x):
