@@ -160,7 +160,7 @@ def test_bad_input(call, message):
         call()
 
 
-def test_bootstrap_jackknife_covers_images_and_annotators():
+def test_bootstrap_jackknife_covers_images_and_votes():
     """Its SE matches the jackknife estimate's SD over freshly drawn worlds (images and votes), which the
     jackknife's own SE (annotator leave-outs only) understates."""
     fresh = []

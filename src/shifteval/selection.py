@@ -12,7 +12,9 @@ Dataset Replication*:
 - §5.3 and App. F: the parametric estimator (:func:`parametric_adjusted_accuracy`); its model —
   the beta-binomial mixture and the accuracy spline (:func:`fit_betabinomial_mixture`,
   :func:`fit_accuracy_spline`) — lives in :mod:`shifteval.selection_parametric` and is re-exported here;
-- App. F.1: its bootstrap over images (:func:`bootstrap_parametric`).
+- App. F.1: its bootstrap over images (:func:`bootstrap_parametric`), and a bootstrap of the jackknife
+  over images and votes (:func:`bootstrap_jackknife`), both in :mod:`shifteval.selection_bootstrap` and
+  re-exported here.
 
 Votes are arrays of shape (images, annotators) with entries 0/1 (NaN where an annotator did not vote
 on an image); counts are the number of "yes" votes per image out of ``n`` annotators, where ``n`` is
@@ -25,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from tqdm.auto import tqdm
 
+from .selection_bootstrap import bootstrap_jackknife, bootstrap_parametric  # noqa: F401 (re-exported)
 from .selection_parametric import (  # noqa: F401 (re-exported: the parametric estimator's public names)
     AccuracySpline,
     BetaBinomialMixture,
@@ -230,67 +232,7 @@ def jackknife_adjusted_accuracy(
     return JackknifeResult(naive=full, corrected=full - bias, bias=bias, std_error=se)
 
 
-def bootstrap_jackknife(
-    votes_v1: ArrayLike,
-    votes_v2: ArrayLike,
-    correct_v2: ArrayLike,
-    n_boot: int = 200,
-    ci: float = 0.95,
-    seed: int | np.random.Generator = 0,
-    progress: bool = False,
-) -> dict:
-    """Bootstrap of the jackknife estimate over images *and* annotators (both sources of its error).
-
-    The jackknife's own standard error (§5.2) measures only how the naive estimate moves when an
-    annotator is left out; with a few thousand images the images' sampling error matters too (the
-    paper's App. E assumes it away at 10⁴ images). Each sample resamples v1 images, v2 images (with
-    every model's correctness) and annotator columns, all with replacement, and recomputes
-    :func:`jackknife_adjusted_accuracy`. Needs complete votes.
-
-    Parameters
-    ----------
-    votes_v1, votes_v2 : array_like, shape (images, annotators)
-        0/1 votes (the same annotator columns in both).
-    correct_v2 : array_like of bool, shape (n_v2,) or (models, n_v2)
-    n_boot : int
-        Bootstrap samples.
-    ci : float
-        Coverage of the percentile interval.
-    seed : int or numpy.random.Generator
-    progress : bool
-        Show a progress bar.
-
-    Returns
-    -------
-    dict
-        ``low``, ``high``, ``se`` (per model) and ``samples`` (n_boot x models).
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> v1 = (rng.random((300, 6)) < 0.8).astype(int)
-    >>> v2 = (rng.random((300, 6)) < 0.6).astype(int)
-    >>> boot = bootstrap_jackknife(v1, v2, rng.random(300) < 0.7, n_boot=20)
-    >>> boot["samples"].shape, bool(boot["se"][0] > 0)
-    ((20, 1), True)
-    """
-    v1, v2 = _check_votes(votes_v1, "votes_v1"), _check_votes(votes_v2, "votes_v2")
-    if np.isnan(v1).any() or np.isnan(v2).any():
-        raise ValueError("bootstrap_jackknife needs complete votes (no NaN)")
-    f = _check_correct(correct_v2, len(v2), "correct_v2")
-    n_boot = validation.positive_int(n_boot, "n_boot", minimum=2)
-    ci = validation.fraction(ci, "ci")
-    rng = np.random.default_rng(seed)
-    draws = np.empty((n_boot, len(f)))
-    for b in tqdm(range(n_boot), desc="bootstrap (jackknife)", unit="sample", disable=not progress):
-        i1, i2 = rng.integers(0, len(v1), len(v1)), rng.integers(0, len(v2), len(v2))
-        cols = rng.integers(0, v1.shape[1], v1.shape[1])
-        draws[b] = jackknife_adjusted_accuracy(v1[i1][:, cols], v2[i2][:, cols], f[:, i2]).corrected
-    low, high = np.quantile(draws, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
-    return {"low": low, "high": high, "se": draws.std(axis=0, ddof=1), "samples": draws}
-
-
-# --- the parametric estimator (§5.3, Eq. 6) and its bootstrap (App. F.1) --------------------------
+# --- the parametric estimator (§5.3, Eq. 6) ------------------------------------------------------
 
 
 def parametric_adjusted_accuracy(
@@ -343,79 +285,6 @@ def parametric_adjusted_accuracy(
     p2 = fit_betabinomial_mixture(c2, n2, k=k, seed=seed)
     g = fit_accuracy_spline(c2, correct_v2, n2, p2, n_basis=n_basis)
     return np.array([gi.integrate(p1) for gi in g]), {"p1": p1, "p2": p2, "g": g}
-
-
-def bootstrap_parametric(
-    counts_v1: ArrayLike,
-    counts_v2: ArrayLike,
-    correct_v2: ArrayLike,
-    n_annotators: int | ArrayLike | tuple,
-    n_boot: int = 400,
-    ci: float = 0.95,
-    seed: int | np.random.Generator = 0,
-    k: int = 3,
-    n_basis: int = 8,
-    progress: bool = False,
-) -> dict:
-    """Percentile bootstrap of the parametric estimate, resampling images (Engstrom et al. 2020, App. F.1).
-
-    v1 and v2 images are resampled with replacement independently (a v2 image keeps its counts and
-    every model's correctness); the paper used 400-450 samples. Each sample refits both mixtures and
-    every spline. The mixtures start from the full-sample fit (EM to convergence, then the same
-    quasi-Newton polish), not from fresh random starts: the resampled likelihood's maximum is near the
-    full-sample one, and this makes a sample several times cheaper (``benchmarks/bench_bootstrap.py``).
-
-    Parameters
-    ----------
-    counts_v1, counts_v2, correct_v2, n_annotators, k, n_basis
-        As for :func:`parametric_adjusted_accuracy`.
-    n_boot : int
-        Bootstrap samples.
-    ci : float
-        Coverage of the percentile interval.
-    seed : int or numpy.random.Generator
-        Seed of the resampling (and of the full-sample fit's random starts).
-    progress : bool
-        Show a progress bar.
-
-    Returns
-    -------
-    dict
-        ``low``, ``high`` (ndarrays, one per model), ``se`` (standard deviation over samples, per model),
-        ``samples`` (n_boot x models) and ``estimate`` (the full-sample estimate).
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(3)
-    >>> s1, s2 = rng.beta(5, 2, 2000), rng.beta(4, 2, 2000)
-    >>> c1, c2, correct = rng.binomial(10, s1), rng.binomial(10, s2), rng.random(2000) < s2
-    >>> boot = bootstrap_parametric(c1, c2, correct, 10, n_boot=20, k=2)
-    >>> boot["samples"].shape, bool(boot["low"][0] < boot["estimate"][0] < boot["high"][0])
-    ((20, 1), True)
-    """
-    n1, n2 = per_set(n_annotators)
-    c1, n1 = _check_counts(counts_v1, n1, "counts_v1")
-    c2, n2 = _check_counts(counts_v2, n2, "counts_v2")
-    f = _check_correct(correct_v2, len(c2), "correct_v2")
-    n_boot = validation.positive_int(n_boot, "n_boot", minimum=2)
-    ci = validation.fraction(ci, "ci")
-    rng = np.random.default_rng(seed)
-    est, fitted = parametric_adjusted_accuracy(c1, c2, f, (n1, n2), k=k, n_basis=n_basis, seed=rng)
-    lv1, nv1, _, idx1 = vote_levels(c1, n1)
-    lv2, nv2, _, idx2 = vote_levels(c2, n2)
-    draws = np.empty((n_boot, len(f)))
-    for b in tqdm(range(n_boot), desc="bootstrap", unit="sample", disable=not progress):
-        i1 = rng.integers(0, len(c1), len(c1))
-        i2 = rng.integers(0, len(c2), len(c2))
-        h1 = np.bincount(idx1[i1], minlength=len(lv1)).astype(float)
-        h2 = np.bincount(idx2[i2], minlength=len(lv2)).astype(float)
-        p1 = _fit_levels(lv1, nv1, h1, k, rng, 0, 1e-6, 100, fitted["p1"], n1)
-        p2 = _fit_levels(lv2, nv2, h2, k, rng, 0, 1e-6, 100, fitted["p2"], n2)
-        splines = _fit_splines(_design(lv2, nv2, p2, n_basis), idx2[i2], len(lv2), f[:, i2])
-        e1 = p1.basis_expectations(n_basis)
-        draws[b] = [float(e1 @ g.coef) for g in splines]
-    low, high = np.quantile(draws, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
-    return {"low": low, "high": high, "se": draws.std(axis=0, ddof=1), "samples": draws, "estimate": est}
 
 
 # --- the accuracy-gap decomposition and the simulated ground truth -------------------------------

@@ -1,0 +1,221 @@
+"""Uncertainty of the selection-adjusted accuracy estimates (Engstrom et al. 2020, §5.2, App. F.1).
+
+- :func:`bootstrap_parametric`: the paper's bootstrap of the parametric estimate over images (App. F.1);
+- :func:`bootstrap_jackknife`: a bootstrap of the jackknife estimate over images *and* votes.
+
+Both are re-exported by :mod:`shifteval.selection`, whose estimators they call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import stats
+from tqdm.auto import tqdm
+
+from .selection_parametric import (
+    BetaBinomialMixture,
+    _design,
+    _fit_levels,
+    _fit_splines,
+    fit_betabinomial_mixture,
+    per_set,
+    vote_levels,
+)
+from .utils import validation
+
+
+def posterior_frequencies(
+    mixture: BetaBinomialMixture, counts: ArrayLike, n: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Draw each item's true selection frequency from its posterior under a fitted mixture.
+
+    With prior ``Σ_j γ_j Beta(α_j, β_j)`` and ``k`` "yes" votes out of ``n``, the posterior is the mixture
+    of ``Beta(α_j + k, β_j + n − k)`` with weights ``∝ γ_j BetaBinom(k; n, α_j, β_j)``.
+
+    Parameters
+    ----------
+    mixture : BetaBinomialMixture
+    counts : array_like of int
+        "Yes" votes per item.
+    n : int
+        Votes per item.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of float, one draw per item
+
+    Examples
+    --------
+    >>> mix = BetaBinomialMixture(np.array([1.0]), np.array([2.0]), np.array([2.0]), 0.0, 10, 0, True)
+    >>> s = posterior_frequencies(mix, np.full(20_000, 10), 10, np.random.default_rng(0))
+    >>> round(float(s.mean()), 2)  # Beta(12, 2) has mean 12/14
+    0.86
+    """
+    k = np.asarray(counts)
+    logp = np.stack([
+        np.log(w) + stats.betabinom.logpmf(k, n, a, b)
+        for w, a, b in zip(mixture.weights, mixture.alphas, mixture.betas, strict=True)
+    ])  # fmt: skip
+    resp = np.exp(logp - logp.max(axis=0))
+    resp /= resp.sum(axis=0)
+    comp = np.minimum((rng.random(len(k))[None, :] > np.cumsum(resp, axis=0)).sum(axis=0), len(resp) - 1)
+    return rng.beta(mixture.alphas[comp] + k, mixture.betas[comp] + n - k)
+
+
+def bootstrap_jackknife(
+    votes_v1: ArrayLike,
+    votes_v2: ArrayLike,
+    correct_v2: ArrayLike,
+    n_boot: int = 200,
+    ci: float = 0.95,
+    seed: int | np.random.Generator = 0,
+    k: int = 3,
+    progress: bool = False,
+) -> dict:
+    """Bootstrap of the jackknife estimate over images *and* votes (both sources of its error).
+
+    The jackknife's own standard error (§5.2) measures only how the naive estimate moves when one
+    annotator is left out; with a few thousand images the images' sampling error matters too (the
+    paper's App. E assumes it away at 10⁴ images). Resampling images *with their votes* does not work
+    here: a duplicated image repeats its votes, the leave-one-annotator-out differences become
+    correlated, and the jackknife's ``(n − 1)``-fold amplification of them inflates the spread (by about
+    2x on the default world, as does resampling annotator columns). So each sample resamples v1 and v2
+    images (a v2 image keeps every model's correctness), draws each resampled image's true frequency
+    from its posterior under a ``k``-component beta-binomial mixture fitted to its set
+    (:func:`posterior_frequencies`), draws fresh votes from it, and recomputes the jackknife. Ours, not
+    the paper's. Needs complete votes.
+
+    Parameters
+    ----------
+    votes_v1, votes_v2 : array_like, shape (images, annotators)
+        0/1 votes, the same number of annotators in both.
+    correct_v2 : array_like of bool, shape (n_v2,) or (models, n_v2)
+    n_boot : int
+        Bootstrap samples.
+    ci : float
+        Coverage of the percentile interval.
+    seed : int or numpy.random.Generator
+    k : int
+        Mixture components.
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    dict
+        ``low``, ``high``, ``se`` (per model) and ``samples`` (n_boot x models).
+
+    Raises
+    ------
+    ValueError
+        On malformed votes or correctness, missing votes, or ``n_boot < 2``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> v1 = (rng.random((300, 6)) < 0.8).astype(int)
+    >>> v2 = (rng.random((300, 6)) < 0.6).astype(int)
+    >>> boot = bootstrap_jackknife(v1, v2, rng.random(300) < 0.7, n_boot=20, k=1)
+    >>> boot["samples"].shape, bool(boot["se"][0] > 0)
+    ((20, 1), True)
+    """
+    from .selection import _check_correct, _check_votes, jackknife_adjusted_accuracy
+
+    v1, v2 = _check_votes(votes_v1, "votes_v1"), _check_votes(votes_v2, "votes_v2")
+    if np.isnan(v1).any() or np.isnan(v2).any():
+        raise ValueError("bootstrap_jackknife needs complete votes (no NaN)")
+    if v1.shape[1] != v2.shape[1]:
+        raise ValueError(f"votes_v1 has {v1.shape[1]} annotators but votes_v2 has {v2.shape[1]}")
+    f = _check_correct(correct_v2, len(v2), "correct_v2")
+    n_boot = validation.positive_int(n_boot, "n_boot", minimum=2)
+    ci = validation.fraction(ci, "ci")
+    rng = np.random.default_rng(seed)
+    n = v1.shape[1]
+    c1, c2 = v1.sum(1).astype(np.int64), v2.sum(1).astype(np.int64)
+    p1, p2 = (fit_betabinomial_mixture(c, n, k=k, seed=rng) for c in (c1, c2))
+    draws = np.empty((n_boot, len(f)))
+    for b in tqdm(range(n_boot), desc="bootstrap (jackknife)", unit="sample", disable=not progress):
+        i1, i2 = rng.integers(0, len(c1), len(c1)), rng.integers(0, len(c2), len(c2))
+        s1, s2 = posterior_frequencies(p1, c1[i1], n, rng), posterior_frequencies(p2, c2[i2], n, rng)
+        fresh1 = (rng.random((len(s1), n)) < s1[:, None]).astype(np.int64)
+        fresh2 = (rng.random((len(s2), n)) < s2[:, None]).astype(np.int64)
+        draws[b] = jackknife_adjusted_accuracy(fresh1, fresh2, f[:, i2]).corrected
+    low, high = np.quantile(draws, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
+    return {"low": low, "high": high, "se": draws.std(axis=0, ddof=1), "samples": draws}
+
+
+def bootstrap_parametric(
+    counts_v1: ArrayLike,
+    counts_v2: ArrayLike,
+    correct_v2: ArrayLike,
+    n_annotators: int | ArrayLike | tuple,
+    n_boot: int = 400,
+    ci: float = 0.95,
+    seed: int | np.random.Generator = 0,
+    k: int = 3,
+    n_basis: int = 8,
+    progress: bool = False,
+) -> dict:
+    """Percentile bootstrap of the parametric estimate, resampling images (Engstrom et al. 2020, App. F.1).
+
+    v1 and v2 images are resampled with replacement independently (a v2 image keeps its counts and
+    every model's correctness); the paper used 400-450 samples. Each sample refits both mixtures and
+    every spline. The mixtures start from the full-sample fit (EM to convergence, then the same
+    quasi-Newton polish), not from fresh random starts: the resampled likelihood's maximum is near the
+    full-sample one, and this makes a sample several times cheaper (``benchmarks/bench_bootstrap.py``).
+
+    Parameters
+    ----------
+    counts_v1, counts_v2, correct_v2, n_annotators, k, n_basis
+        As for :func:`parametric_adjusted_accuracy`.
+    n_boot : int
+        Bootstrap samples.
+    ci : float
+        Coverage of the percentile interval.
+    seed : int or numpy.random.Generator
+        Seed of the resampling (and of the full-sample fit's random starts).
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    dict
+        ``low``, ``high`` (ndarrays, one per model), ``se`` (standard deviation over samples, per model),
+        ``samples`` (n_boot x models) and ``estimate`` (the full-sample estimate).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(3)
+    >>> s1, s2 = rng.beta(5, 2, 2000), rng.beta(4, 2, 2000)
+    >>> c1, c2, correct = rng.binomial(10, s1), rng.binomial(10, s2), rng.random(2000) < s2
+    >>> boot = bootstrap_parametric(c1, c2, correct, 10, n_boot=20, k=2)
+    >>> boot["samples"].shape, bool(boot["low"][0] < boot["estimate"][0] < boot["high"][0])
+    ((20, 1), True)
+    """
+    from .selection import _check_correct, _check_counts, parametric_adjusted_accuracy
+
+    n1, n2 = per_set(n_annotators)
+    c1, n1 = _check_counts(counts_v1, n1, "counts_v1")
+    c2, n2 = _check_counts(counts_v2, n2, "counts_v2")
+    f = _check_correct(correct_v2, len(c2), "correct_v2")
+    n_boot = validation.positive_int(n_boot, "n_boot", minimum=2)
+    ci = validation.fraction(ci, "ci")
+    rng = np.random.default_rng(seed)
+    est, fitted = parametric_adjusted_accuracy(c1, c2, f, (n1, n2), k=k, n_basis=n_basis, seed=rng)
+    lv1, nv1, _, idx1 = vote_levels(c1, n1)
+    lv2, nv2, _, idx2 = vote_levels(c2, n2)
+    draws = np.empty((n_boot, len(f)))
+    for b in tqdm(range(n_boot), desc="bootstrap", unit="sample", disable=not progress):
+        i1 = rng.integers(0, len(c1), len(c1))
+        i2 = rng.integers(0, len(c2), len(c2))
+        h1 = np.bincount(idx1[i1], minlength=len(lv1)).astype(float)
+        h2 = np.bincount(idx2[i2], minlength=len(lv2)).astype(float)
+        p1 = _fit_levels(lv1, nv1, h1, k, rng, 0, 1e-6, 100, fitted["p1"], n1)
+        p2 = _fit_levels(lv2, nv2, h2, k, rng, 0, 1e-6, 100, fitted["p2"], n2)
+        splines = _fit_splines(_design(lv2, nv2, p2, n_basis), idx2[i2], len(lv2), f[:, i2])
+        e1 = p1.basis_expectations(n_basis)
+        draws[b] = [float(e1 @ g.coef) for g in splines]
+    low, high = np.quantile(draws, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
+    return {"low": low, "high": high, "se": draws.std(axis=0, ddof=1), "samples": draws, "estimate": est}
