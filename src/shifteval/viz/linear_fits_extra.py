@@ -104,6 +104,7 @@ def engstrom_fig6b_timm_testbed(table: pd.DataFrame, fit: LinearFit, recht_fit: 
     Examples
     --------
     >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    >>> from shifteval.datasets import published
     >>> from shifteval.linfit import fit_table
     >>> fit = fit_table(table := published.load_table("engstrom2020_imagenet"), n_boot=20)
     >>> engstrom_fig6b_timm_testbed(table, fit, fit).axes[0].get_title()

@@ -209,12 +209,12 @@ def fig6_estimates(
     >>> est = {"jackknife": v1 - 0.05, "parametric": v1 - 0.04}
     >>> fig = fig6_estimates(v1, v1 - 0.1, est, v1 - 0.03, v1 - 0.07, v1 - 0.03, v1 - 0.06, v1 - 0.02, n_boot=100)
     >>> [ax.get_title() for ax in fig.axes]
-    ['jackknife (100-sample bootstrap over images and annotators, 95% CI)', 'parametric (100-sample bootstrap over images, 95% CI)']
+    ['jackknife (100-sample bootstrap over images and votes, 95% CI)', 'parametric (100-sample bootstrap over images, 95% CI)']
     >>> plt.close("all")
     """
     fig, axes = plt.subplots(1, 2, figsize=(12, 5.5))
     panels = ((axes[0], "jackknife", jack_low, jack_high,
-               f"jackknife ({n_boot}-sample bootstrap over images and annotators, 95% CI)"),
+               f"jackknife ({n_boot}-sample bootstrap over images and votes, 95% CI)"),
               (axes[1], "parametric", boot_low, boot_high, f"parametric ({n_boot}-sample bootstrap over images, 95% CI)"))  # fmt: skip
     lo = min(np.min(acc_v2), np.min(acc_v1)) - 0.02
     for ax, col, low, high, title in panels:
