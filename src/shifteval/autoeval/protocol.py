@@ -17,8 +17,15 @@ from numpy.typing import ArrayLike
 from .energy import auroc, energy, energy_threshold
 from .estimators import METHODS, AutoEval, rmse
 from .network import Outputs
-# the protocol's data and pools, re-exported
-from .pools import Data, Pools, id_source, image_splits, load_data, training_pools, unseen_transforms  # noqa: F401
+from .pools import (  # noqa: F401  (re-exported: the protocol's data and pools)
+    Data,
+    Pools,
+    id_source,
+    image_splits,
+    load_data,
+    training_pools,
+    unseen_transforms,
+)
 from .streams import stream
 
 
