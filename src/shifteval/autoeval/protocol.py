@@ -138,8 +138,7 @@ def evaluate(
 
     Examples
     --------
-    >>> from sklearn.dummy import DummyRegressor
-    >>> from shifteval.autoeval.representation import Reference
+    >>> from sklearn.dummy import DummyRegressor; from shifteval.autoeval.representation import Reference
     >>> c = DummyRegressor(strategy="constant", constant=0.8).fit([[0.0]], [0.8])  # AutoEval says 0.8
     >>> est = AutoEval(Reference(np.zeros(2), np.eye(2), np.zeros(9)), c, c, (0.0, 0.0), 1.0, 1.0, 1.0, -1.0)
     >>> rng = np.random.default_rng(0)
@@ -245,8 +244,7 @@ def threshold_sweep(
 
     Examples
     --------
-    >>> from sklearn.dummy import DummyRegressor
-    >>> from shifteval.autoeval.representation import Reference
+    >>> from sklearn.dummy import DummyRegressor; from shifteval.autoeval.representation import Reference
     >>> c = DummyRegressor(strategy="constant", constant=0.8).fit([[0.0]], [0.8])  # AutoEval says 0.8
     >>> est = AutoEval(Reference(np.zeros(2), np.eye(2), np.zeros(9)), c, c, (0.0, 0.0), 1.0, 1.0, 1.0, -1.0)
     >>> rng = np.random.default_rng(0)
@@ -294,8 +292,7 @@ def share_sweep(
 
     Examples
     --------
-    >>> from sklearn.dummy import DummyRegressor
-    >>> from shifteval.autoeval.representation import Reference
+    >>> from sklearn.dummy import DummyRegressor; from shifteval.autoeval.representation import Reference
     >>> c = DummyRegressor(strategy="constant", constant=0.8).fit([[0.0]], [0.8])  # AutoEval says 0.8
     >>> est = AutoEval(Reference(np.zeros(2), np.eye(2), np.zeros(9)), c, c, (0.0, 0.0), 1.0, 1.0, 1.0, -1.0)
     >>> rng = np.random.default_rng(0)
@@ -386,8 +383,7 @@ def clean_bias(est: AutoEval, outputs: Outputs, labels: ArrayLike, percentile: f
 
     Examples
     --------
-    >>> from sklearn.dummy import DummyRegressor
-    >>> from shifteval.autoeval.representation import Reference
+    >>> from sklearn.dummy import DummyRegressor; from shifteval.autoeval.representation import Reference
     >>> c = DummyRegressor(strategy="constant", constant=0.8).fit([[0.0]], [0.8])  # AutoEval says 0.8
     >>> est = AutoEval(Reference(np.zeros(2), np.eye(2), np.zeros(9)), c, c, (0.0, 0.0), 1.0, 1.0, 1.0, -1.0)
     >>> rng = np.random.default_rng(0)
