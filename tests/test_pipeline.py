@@ -413,3 +413,13 @@ def _draw(seed):
     import numpy as np
 
     return float(np.random.default_rng(seed).normal())
+
+
+@pytest.mark.parametrize("text", ["3\n", "- a: 1\n- b: 2\n", "just words\n"])
+def test_parameter_file_that_is_not_a_mapping(tmp_path, text):
+    from shifteval.book import project as proj
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text)
+    with pytest.raises(proj.PipelineError, match="expected a mapping with keys description"):
+        proj.load_param_set(proj.get_chapter("linear-fits"), str(bad))

@@ -218,8 +218,11 @@ def load_param_set(chapter: Chapter, params: str = "default") -> ParamSet:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         raise PipelineError(f"{path} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise PipelineError(f"{path}: expected a mapping with keys description, timeout, parameters, data, "
+                            f"public_data; found a {type(data).__name__}")  # fmt: skip
     unknown = set(data) - {"description", "timeout", "parameters", "data", "public_data"}
-    if not isinstance(data, dict) or unknown:
+    if unknown:
         raise PipelineError(
             f"{path}: expected keys description, timeout, parameters, data, public_data; found {sorted(unknown)}"
         )

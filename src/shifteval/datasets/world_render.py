@@ -75,6 +75,7 @@ def split_bases(
     >>> [np.bincount(groups[labels == c], minlength=3).tolist() for c in range(3)]
     [[6, 2, 2], [6, 2, 2], [6, 2, 2]]
     """
+    labels = np.asarray(labels)  # a list compared with == c would match nothing and leave groups unset
     groups = np.empty(len(labels), dtype=np.int64)
     bounds = np.cumsum(shares)[:-1]
     for c in np.unique(labels):
