@@ -390,7 +390,7 @@ def rank_agreement(rank: pd.DataFrame, m_clean: ArrayLike, rates_mid: ArrayLike,
     >>> m = np.arange(9.0).reshape(3, 3)
     >>> fig = rank_agreement(rank, m, m / 10, mid=2)
     >>> len(fig.axes[1].collections[0].get_offsets()), fig.axes[1].get_title()  # 3 × 2 off-diagonal pairs
-    (6, 'the 90 class pairs at level 2')
+    (6, 'the 6 class pairs at level 2')
     >>> plt.close("all")
     """
     off = ~np.eye(len(m_clean), dtype=bool)
@@ -398,7 +398,7 @@ def rank_agreement(rank: pd.DataFrame, m_clean: ArrayLike, rates_mid: ArrayLike,
     rank.plot(ax=axes[0], marker="o")
     axes[0].axhline(0, color="grey", lw=0.8)
     axes[0].set(
-        ylabel="Spearman ρ over 90 class pairs",
+        ylabel=f"Spearman ρ over {int(off.sum())} class pairs",
         xticks=list(rank.index),
         title="rank agreement with observed confusions",
     )
@@ -406,7 +406,7 @@ def rank_agreement(rank: pd.DataFrame, m_clean: ArrayLike, rates_mid: ArrayLike,
     axes[1].set(
         xlabel="clean MLM entry",
         ylabel=f"observed confusion rate, level {mid}",
-        title=f"the 90 class pairs at level {mid}",
+        title=f"the {int(off.sum())} class pairs at level {mid}",
     )
     fig.tight_layout()
     return fig
