@@ -116,6 +116,13 @@ class BetaBinomialMixture:
         """Mean of each beta component."""
         return self.alphas / (self.alphas + self.betas)
 
+    @property
+    def variance(self) -> float:
+        """Variance of the mixture density (law of total variance)."""
+        a, b = self.alphas, self.betas
+        within = a * b / ((a + b) ** 2 * (a + b + 1))
+        return float(self.weights @ (within + self.means**2) - (self.weights @ self.means) ** 2)
+
     def pdf(self, s: ArrayLike) -> np.ndarray:
         """Mixture density of the true selection frequency at ``s``."""
         s = np.asarray(s, dtype=float)

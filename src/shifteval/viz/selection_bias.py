@@ -265,12 +265,19 @@ def fig7_mixtures(
     bins = np.arange(annotators + 2) / annotators - 0.5 / annotators
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4))
     for ax, (name, counts, s_true, mix) in zip(np.atleast_1d(axes), panels, strict=True):
-        ax.hist(np.asarray(counts) / annotators, bins=bins, density=True, alpha=0.35, label="observed ŝ")
+        ax.hist(
+            np.asarray(counts) / annotators,
+            bins=bins,
+            density=True,
+            alpha=0.35,
+            color="C0",
+            label="observed ŝ",
+        )
         ax.hist(s_true, bins=np.linspace(0, 1, 26), density=True, histtype="step", lw=1.5, color="k",
                 label="true s (world)")  # fmt: skip
-        ax.plot(grid, mix.pdf(grid), lw=2, label="fitted mixture p(s)")
+        ax.plot(grid, mix.pdf(grid), lw=2, color="C1", label="fitted mixture p(s)")
         k = np.arange(annotators + 1)
-        ax.plot(k / annotators, mix.pmf(k) * annotators, ".", label="implied p(ŝ)")
+        ax.plot(k / annotators, mix.pmf(k) * annotators, ".", color="C2", label="implied p(ŝ)")
         ax.set_title(name)
         ax.set_xlabel("selection frequency")
         ax.legend(fontsize="x-small", loc="upper left")

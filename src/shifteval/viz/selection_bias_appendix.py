@@ -33,6 +33,7 @@ def fig11_gap_vs_annotators(gaps: dict) -> plt.Figure:
     ax.axhline(gaps["noise_free"], color="k", ls=":", label="noise-free matching (m → ∞)")
     ax.set_xscale("log")
     ax.set_xticks(m, [str(v) for v in m])
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
     ax.set_xlabel("annotators per image used for matching (m)")
     ax.set_ylabel("v1 − replication accuracy (points)")
     ax.legend(fontsize="small")
