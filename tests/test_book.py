@@ -93,7 +93,8 @@ def _browse(html_root, shots, base_url=None):
             has_math = page.evaluate("document.querySelectorAll('.math').length") > 0
             if has_math:  # MathJax 3: typesetting is done when its startup promise resolves
                 page.wait_for_function(
-                    "window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=60_000
+                    "window.MathJax && MathJax.startup && MathJax.startup.promise",
+                    timeout=0,  # no limit
                 )
                 page.evaluate("MathJax.startup.promise.then(() => true)")
             report[relative] = {

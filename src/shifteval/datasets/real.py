@@ -432,7 +432,7 @@ def pickle_cifar_batch(images: ArrayLike, labels: ArrayLike, batch_label: str = 
     Examples
     --------
     >>> raw = pickle_cifar_batch(np.zeros((2, 32, 32, 3)), [3, 4])
-    >>> batch = pickle.loads(raw, encoding="bytes")
+    >>> batch = _CifarUnpickler(io.BytesIO(raw), encoding="bytes").load()  # the restricted reader load uses
     >>> batch[b"data"].shape, batch[b"labels"], raw[1]  # protocol 2
     ((2, 3072), [3, 4], 2)
     """
