@@ -27,3 +27,76 @@ def test_ruff_format_is_clean():
         [_ruff(), "format", "--check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True
     )
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+
+
+# A code cell of a chapter is a short call into the library; the parameters cell only declares values.
+MAX_CELL_LINES = 15
+
+
+def _code_lines(source: str) -> int:
+    return sum(1 for line in source.splitlines() if line.strip() and not line.strip().startswith("#"))
+
+
+def test_notebook_code_cells_are_short():
+    import jupytext
+
+    long_cells = []
+    for path in sorted((ROOT / "notebooks").glob("*.py")):
+        for i, cell in enumerate(jupytext.read(path).cells):
+            if cell.cell_type != "code" or "parameters" in cell.metadata.get("tags", []):
+                continue
+            n = _code_lines(cell.source)
+            if n > MAX_CELL_LINES:
+                long_cells.append(f"{path.name} cell {i} ({n} lines): {cell.source.splitlines()[0][:60]}")
+    assert not long_cells, f"code cells over {MAX_CELL_LINES} non-comment lines:\n" + "\n".join(long_cells)
+
+
+def _public_functions():
+    import importlib
+    import inspect
+    import pkgutil
+
+    import shifteval
+
+    for info in pkgutil.walk_packages(shifteval.__path__, "shifteval."):
+        if info.name.startswith("shifteval.book"):  # book machinery; the science API is below
+            continue
+        module = importlib.import_module(info.name)
+        for name, obj in vars(module).items():
+            # defined here under its own name (aliases and re-exports are checked where they are defined)
+            if (
+                not name.startswith("_")
+                and inspect.isfunction(obj)
+                and obj.__module__ == info.name
+                and obj.__name__ == name
+            ):
+                yield f"{info.name}.{name}", obj
+
+
+def test_public_functions_have_numpydoc_sections_examples_and_hints():
+    import inspect
+
+    problems = []
+    functions = list(_public_functions())
+    for qualname, func in functions:
+        doc = inspect.getdoc(func) or ""
+        sig = inspect.signature(func)
+        params = [p for p in sig.parameters.values() if p.name not in ("self", "cls")]
+        missing = []
+        if params and "Parameters\n----------" not in doc:
+            missing.append("Parameters section")
+        if "Examples\n--------" not in doc:
+            missing.append("Examples section")
+        unhinted = [
+            p.name
+            for p in params
+            if p.annotation is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+        if unhinted:
+            missing.append(f"type hints for {unhinted}")
+        if sig.return_annotation is inspect.Signature.empty:
+            missing.append("return type hint")
+        if missing:
+            problems.append(f"{qualname}: {', '.join(missing)}")
+    assert len(functions) > 200, "the walk found too few public functions"
+    assert not problems, "\n".join(problems)
