@@ -237,6 +237,23 @@ def test_every_chapter_records_claims_and_shows_their_text(built_book):
             assert _plain(claim["text"]) in text, (name, claim["id"], claim["text"])
 
 
+def test_no_chapter_cell_shows_a_bare_python_value(built_book):
+    # A cell's output is prose, a figure or a table; a recorded dict or a glued number's repr is not.
+    project, out = built_book
+    assert out.returncode == 0, out.stderr[-3000:]
+    for name in CHAPTERS:
+        nb = json.loads((project / "book" / "chapters" / f"{name}.ipynb").read_text())
+        for i, cell in enumerate(nb["cells"]):
+            if "remove-cell" in cell["metadata"].get("tags", []) or "remove-output" in cell["metadata"].get(
+                "tags", []
+            ):
+                continue
+            for o in cell.get("outputs", []):
+                if o["output_type"] in ("execute_result", "display_data"):
+                    rich = {"text/markdown", "text/html", "image/png", "image/svg+xml"} & set(o["data"])
+                    assert rich, (name, i, "".join(o["data"].get("text/plain", ""))[:200])
+
+
 def test_every_figure_is_traced_to_a_library_function(built_book):
     project, out = built_book
     assert out.returncode == 0, out.stderr[-3000:]

@@ -276,6 +276,20 @@ def test_a_false_claim_fails_a_default_run_naming_it(project):
     assert not (project / "book" / "chapters" / "claims.results.json").exists()
 
 
+def test_a_solution_wraps_its_paragraph_in_a_dropdown_and_marks_a_false_claim():
+    from shifteval.book import results
+
+    R = results.Results(path=None, strict=False)
+    ok = R.claim("s-ok", "The value {v} is positive.", True, v=2)
+    bad = R.claim("s-bad", "The value {v} is negative.", False, v=2)
+    text = R.solution("ex-1", "Because.", ok)._repr_markdown_()
+    assert text == "````{solution} ex-1\n:class: dropdown\nBecause. The value 2 is positive.\n````"
+    failing = R.solution("ex-2", bad).markdown()
+    assert failing.startswith("````{solution} ex-2\n") and failing.endswith("\n````")
+    assert results.NOT_HOLDING_TITLE in failing and "v = 2" in failing
+    assert [c["id"] for c in R.as_dict()["claims"]] == ["s-ok", "s-bad"]
+
+
 # --- concurrency, faults, permissions ------------------------------------------------------------
 
 SLOW = """# %% [markdown]

@@ -136,6 +136,25 @@ class Paragraph:
         return self.markdown()
 
 
+class Glued(str):
+    """A glued number's text (:meth:`Results.number`): a plain string that a cell does not display."""
+
+    def _ipython_display_(self) -> None:
+        pass  # shown where the prose cites it ({glue:md}), not as the cell's output
+
+
+class Solution(Paragraph):
+    """An exercise's solution: a paragraph in a dropdown ``solution`` block (see :meth:`Results.solution`)."""
+
+    def __init__(self, label: str, parts):
+        super().__init__(parts)
+        self.label = label
+
+    def markdown(self) -> str:
+        """The paragraph inside ``{solution}`` fences, collapsed by default."""
+        return f"````{{solution}} {self.label}\n:class: dropdown\n{super().markdown()}\n````"
+
+
 _FIGURES: dict[str, dict] = {}  # glue name -> the library function and the cell that drew it
 _ACTIVE: list = []  # the chapter's Results, so a figure traced after the last record still gets written
 
@@ -179,8 +198,12 @@ class Results:
     ('The gap is 3.2 points, above zero.', True)
     >>> R.claim("gap-large", "The gap exceeds 5 points.", holds=False, gap=3.21).holds
     False
-    >>> [c["id"] for c in R.record({"gap": 3.21})["claims"]]
-    ['gap-positive', 'gap-large']
+    >>> R.record({"gap": 3.21})  # shows nothing at the end of a cell
+    >>> R.as_dict()["gap"], [c["id"] for c in R.as_dict()["claims"]]
+    (3.21, ['gap-positive', 'gap-large'])
+    >>> text = R.number("gap-text", 3.21, "{:.1f}")  # in a notebook, a cell ending in it shows nothing
+    >>> text + " points", R.as_dict()["numbers"]
+    ('3.2 points', {'gap-text': '3.2'})
     """
 
     def __init__(self, path=None, strict: bool | None = None):
@@ -236,8 +259,15 @@ class Results:
         """A paragraph of literal sentences and claims, displayed as markdown."""
         return Paragraph(parts)
 
-    def number(self, key: str, value, fmt: str = "{:,.3f}") -> str:
-        """Format a computed number, glue it as ``key`` for ``{glue:md}`key``` and return the text."""
+    def solution(self, label: str, *parts) -> Solution:
+        """The solution of exercise ``label``, made of literal sentences and claims, displayed as markdown."""
+        return Solution(label, parts)
+
+    def number(self, key: str, value, fmt: str = "{:,.3f}") -> Glued:
+        """Format a computed number, glue it as ``key`` for ``{glue:md}`key``` and return the text.
+
+        The text is a :class:`Glued` string: it appears where the prose cites it, not below the cell.
+        """
         from IPython.display import Markdown
 
         text = fmt.format(value)
@@ -249,17 +279,21 @@ class Results:
         except ImportError:  # outside a book environment the text is still returned
             pass
         self._write()
-        return text
+        return Glued(text)
 
-    def record(self, results: dict) -> dict:
-        """Add headline numbers (numpy values converted, NaN to null) and write ``results.json``."""
+    def record(self, results: dict) -> None:
+        """Add headline numbers (numpy values converted, NaN to null) and write ``results.json``.
+
+        Top-level keys merge with those recorded before, so each part of a chapter records its own
+        numbers where it computes them; :meth:`as_dict` gives everything recorded so far.
+        """
         if not isinstance(results, dict):
             raise ValueError(f"results must be a dict, got {type(results).__name__}")
         reserved = {"claims", "numbers", "provenance"} & set(results)
         if reserved:
             raise ValueError(f"results may not set the reserved key(s) {sorted(reserved)}")
         self.results.update(_normalise(results))
-        return self._write()
+        self._write()
 
     def as_dict(self) -> dict:
         """Everything recorded so far, as written to ``results.json``."""
