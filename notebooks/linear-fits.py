@@ -170,6 +170,8 @@ display(R.say(
 # %%
 cp_dev = testbeds.recht2019_interval_deviation(paper["test_set_sizes"], tables)
 widths = {a: testbeds.clopper_pearson_max_halfwidth(10_000, alpha=a) for a in (0.05, 1e-4)}
+R.record({"clopper_pearson_max_deviation": cp_dev,
+          "clopper_pearson_max_halfwidth": {str(a): v for a, v in widths.items()}})  # fmt: skip
 b1 = [round(100 * float(b), 1) for b in linfit.clopper_pearson(1800, 2000)]
 viz.table("linear-fits-cp", pd.DataFrame(cp_dev).T.round(3))
 main_dev = max(max(v.values()) for k, v in cp_dev.items() if k != "recht2019_cifar10 (n = 2,000)")
@@ -216,6 +218,7 @@ display(R.say(
 # %%
 strategies, topk = testbeds.STRATEGIES, testbeds.TOPK
 table2 = {s: {k: linfit.mean_change(tables[f"recht2019_imagenet_{k}_{s}"]) for k in topk} for s in strategies}
+R.record({"table2": table2})
 frame2 = {
     s: {**{f"{k} (ours)": v[k] for k in topk}, **{f"{k} (paper)": paper["table2"][s][k] for k in topk},
         "selection frequency (paper)": paper["table2"][s]["selection_frequency"]}
@@ -386,6 +389,7 @@ R.claim(
 # %%
 viz.figure("linear-fits-paper-table14", viz.linear_fits.table14_rank_change(imnet))
 rank_summary = {name: testbeds.rank_summary(t) for name, t in tables.items() if name.startswith("recht2019")}
+R.record({"rank_changes": rank_summary})
 viz.table("linear-fits-ranks", pd.DataFrame(rank_summary).T.round(3))
 rs_c, rs_i = rank_summary["recht2019_cifar10"], rank_summary["recht2019_imagenet_top1_matchedfrequency"]
 
@@ -426,6 +430,7 @@ R.claim(
 # %%
 fm, fb = fits["cifar10"], fits["cifar10_balanced"]
 balanced = testbeds.paired_change(cifar, tables["recht2019_cifar10_balanced"])
+R.record({"balanced_cifar10": balanced})
 viz.table("linear-fits-balanced", testbeds.fits_frame({"Table 11 (v4)": fm, "Table 12 (balanced, v6)": fb}))
 
 # %% [markdown]
@@ -589,6 +594,7 @@ from shifteval.datasets import world as worlds
 w = worlds.build_world(world)
 zoo_acc = zoos.build_zoo(w, zoos.default_zoo(zoo_size)).accuracy_table()
 zoo_fits = testbeds.fit_columns(zoo_acc, "v1", worlds.STRATEGIES, n_boot=n_boot, ci=ci, seed=seed)
+R.record({"zoo_fits": {f"{s}_{scale}": f.summary() for (s, scale), f in zoo_fits.items()}})
 viz.figure("linear-fits-zoo", viz.linear_fits_extra.zoo_fits(zoo_acc, zoo_fits, worlds.STRATEGIES))
 viz.table("linear-fits-zoo-fits", testbeds.fits_frame({f"{s} / {c}": f for (s, c), f in zoo_fits.items()}))
 n_v1, n_new = len(w.split_index("v1")), len(w.split_index("matchedfrequency"))
@@ -701,11 +707,18 @@ R.say(
 # %%
 drops = perimage.per_class_drops(corr)
 consistency = perimage.drop_consistency(drops)
-viz.figure("linear-fits-per-image-classes", viz.linear_fits_extra.per_image_class_drops(drops))
 wrong = perimage.always_wrong(corr)
+R.record({"per_image": {
+    "models": len(corr.models), "datasets": list(corr.datasets),
+    "tables_agree": bool(agreement["agrees"].all()), "tables_max_abs_diff": max_dev,
+    "two_level_slope_ci": [mi.slope_low, mi.slope_high], "model_only_slope_ci": [mo.slope_low, mo.slope_high],
+    "slope": mo.slope, "n_boot": per_image_boot, "class_drops": consistency,
+    "all_wrong": wrong[["images", "all_wrong", "all_wrong_frac"]].to_dict(orient="index"),
+}})  # fmt: skip
+viz.figure("linear-fits-per-image-classes", viz.linear_fits_extra.per_image_class_drops(drops))
 
 # %% tags=["remove-input"]
-R.say(
+classes_paragraph = [
     R.claim("per-image-classes-drop-for-most-models",
             "{most:.1%} of the 1,000 classes lose accuracy for at least 90% of the models, against {gain:.1%} "
             "that gain for at least 90%; {mean:.1%} drop on average over models.",
@@ -716,15 +729,19 @@ R.say(
             "The models agree on which classes drop: the Spearman correlation of two models' per-class drops "
             "is {rho:.2f} on average over all pairs (lowest {lo:.2f}).",
             consistency["mean_spearman"] > 0.5, rho=consistency["mean_spearman"], lo=consistency["min_spearman"]),
+]  # fmt: skip
+
+# %% tags=["remove-input"]
+w_mf, w_v1 = wrong.loc["imagenetv2-b-33"], wrong.loc["imagenet-validation-original"]
+R.say(
+    *classes_paragraph,
     "Part of that agreement comes from the images rather than the classes: all models see the same 10 "
     "images per class, so a hard image lowers every model's accuracy in its class.",
     R.claim("per-image-all-wrong-more-on-matched",
             "Images that every one of the {models} models gets wrong are {mf:.1%} of MatchedFrequency against "
             "{v1:.1%} of the validation set ({n_mf:,} and {n_v1:,} images).",
-            wrong.loc["imagenetv2-b-33", "all_wrong_frac"] > wrong.loc["imagenet-validation-original", "all_wrong_frac"],
-            models=len(corr.models), mf=wrong.loc["imagenetv2-b-33", "all_wrong_frac"],
-            v1=wrong.loc["imagenet-validation-original", "all_wrong_frac"],
-            n_mf=int(wrong.loc["imagenetv2-b-33", "all_wrong"]), n_v1=int(wrong.loc["imagenet-validation-original", "all_wrong"])),
+            w_mf["all_wrong_frac"] > w_v1["all_wrong_frac"], models=len(corr.models), mf=w_mf["all_wrong_frac"],
+            v1=w_v1["all_wrong_frac"], n_mf=int(w_mf["all_wrong"]), n_v1=int(w_v1["all_wrong"])),
 )  # fmt: skip
 
 # %% [markdown]
@@ -766,6 +783,7 @@ R.say(
 # for the exercises: Monte Carlo spread of the bootstrap, offsets against the paper, a six-model zoo
 seeds = range(seed, seed + 10)
 spread = {c: testbeds.bootstrap_seed_spread(cifar, n_boot=2000, seeds=seeds, ci=c) for c in (0.95, 0.99)}
+R.record({"bootstrap_seed_spread": {str(c): v for c, v in spread.items()}})
 few_width = testbeds.subset_slope_width(zoo_acc["v1"], zoo_acc["matchedfrequency"], 6, seed=seed)
 width_ratio = few_width / np.ptp(mf.slope_ci)
 
@@ -859,19 +877,9 @@ fit_summaries = {k: f.summary() for k, f in fits.items()}
 fit_summaries["imagenet_top1_matchedfrequency"] = fit_summaries["imagenet_top1_matchedfrequency_cnn"]
 fit_summaries.update(engstrom2020_linear=eng_fit.summary(), engstrom2020_probit=eng_probit.summary())
 R.record({
-    "fits": fit_summaries, "table2": table2, "rank_changes": rank_summary, "balanced_cifar10": balanced,
-    "clopper_pearson_max_deviation": cp_dev, "clopper_pearson_max_halfwidth": {str(a): v for a, v in widths.items()},
-    "zoo_fits": {f"{s}_{scale}": f.summary() for (s, scale), f in zoo_fits.items()},
+    "fits": fit_summaries,
     "gaussian_model": {t: {"params": dict(zip(("mu1", "sigma1", "mu2", "sigma2"), scenarios[t], strict=True)),
                            "analytic": {"slope": g[2], "intercept": g[3]},
                            "fitted": {"slope": g[4].slope, "intercept": g[4].intercept}} for t, g in gauss.items()},
-    "bootstrap_seed_spread": {str(c): v for c, v in spread.items()},
-    "per_image": {
-        "models": len(corr.models), "datasets": list(corr.datasets),
-        "tables_agree": bool(agreement["agrees"].all()), "tables_max_abs_diff": max_dev,
-        "two_level_slope_ci": [mi.slope_low, mi.slope_high], "model_only_slope_ci": [mo.slope_low, mo.slope_high],
-        "slope": mo.slope, "n_boot": per_image_boot, "class_drops": consistency,
-        "all_wrong": wrong[["images", "all_wrong", "all_wrong_frac"]].to_dict(orient="index"),
-    },
 })  # fmt: skip
 print(f"{len(R.claims)} claims, {sum(c.holds for c in R.claims)} hold")

@@ -110,16 +110,19 @@ calibration = mlm.calibration_record(cal, cal_model, model, x_train[cal_idx], x_
 
 # %% tags=["remove-input"]
 n_clamped = sum(calibration["clamped_levels"].values())
+calibration_separate = R.claim(
+    "mlm-calibration-separate",
+    "Calibration used {n_cal:,} held-out training images, none of them equal to any of the {n_test:,} "
+    "test images ({overlap} shared), and a calibration model whose weights differ from the evaluated model's.",
+    calibration["images_overlap_evaluation"] == 0 and not calibration["uses_evaluated_model"],
+    n_cal=len(cal_idx),
+    n_test=len(x_test),
+    overlap=calibration["images_overlap_evaluation"],
+)
+
+# %% tags=["remove-input"]
 R.say(
-    R.claim(
-        "mlm-calibration-separate",
-        "Calibration used {n_cal:,} held-out training images, none of them equal to any of the {n_test:,} "
-        "test images ({overlap} shared), and a calibration model whose weights differ from the evaluated model's.",
-        calibration["images_overlap_evaluation"] == 0 and not calibration["uses_evaluated_model"],
-        n_cal=len(cal_idx),
-        n_test=len(x_test),
-        overlap=calibration["images_overlap_evaluation"],
-    ),
+    calibration_separate,
     R.claim(
         "mlm-calibration-clamped",
         "{n} of the {total} perturbation-levels could not reach their target within the search grid and were clamped to its end.",
@@ -204,14 +207,17 @@ viz.figure("mlm-fig1", viz.mlm.fig1_2_confusion_and_mlm(cm, M_perturbed, M_clean
 # %% tags=["remove-input"]
 off = ~np.eye(K, dtype=bool)
 zeros, zeros_mlm, top9 = cm[:3, 8:], M_perturbed[:3, 8:], int(np.argmax(np.where(off[9], cm[9], -1)))
+zeros_cluster = R.claim(
+    "mlm-zeros-cluster",
+    "The clean confusion matrix has {z} zeros among the six cells 0, 1, 2 → 8, 9; the perturbed MLM gives these cells a mean likelihood of {m:.3f}, below the uniform 1/9 = 0.111.",
+    zeros_mlm.mean() < 1 / 9,
+    z=int((zeros == 0).sum()),
+    m=float(zeros_mlm.mean()),
+)
+
+# %% tags=["remove-input"]
 R.say(
-    R.claim(
-        "mlm-zeros-cluster",
-        "The clean confusion matrix has {z} zeros among the six cells 0, 1, 2 → 8, 9; the perturbed MLM gives these cells a mean likelihood of {m:.3f}, below the uniform 1/9 = 0.111.",
-        zeros_mlm.mean() < 1 / 9,
-        z=int((zeros == 0).sum()),
-        m=float(zeros_mlm.mean()),
-    ),
+    zeros_cluster,
     R.claim(
         "mlm-9-to-7",
         "The clean test set's most frequent error from 9 is 9 → {j} ({c} images); the perturbed MLM ranks 9 → 7 {r} of 9 in row 9 (likelihood {m:.3f}), not its largest entry, as in the paper.",
@@ -225,14 +231,17 @@ R.say(
 
 # %% tags=["remove-input"]
 rho_clean_pert = mlm.rank_agreement(M_clean, M_perturbed)[0]
+seven_to_two = R.claim(
+    "mlm-7-to-2",
+    "In row 7 of the perturbed MLM, 7 → 2 ranks {r} of 9 (likelihood {m:.3f}), as in the paper among the likelier confusions of 7.",
+    mlm.row_rank(M_perturbed, 7, 2) <= 3,
+    r=mlm.row_rank(M_perturbed, 7, 2),
+    m=float(M_perturbed[7, 2]),
+)
+
+# %% tags=["remove-input"]
 R.say(
-    R.claim(
-        "mlm-7-to-2",
-        "In row 7 of the perturbed MLM, 7 → 2 ranks {r} of 9 (likelihood {m:.3f}), as in the paper among the likelier confusions of 7.",
-        mlm.row_rank(M_perturbed, 7, 2) <= 3,
-        r=mlm.row_rank(M_perturbed, 7, 2),
-        m=float(M_perturbed[7, 2]),
-    ),
+    seven_to_two,
     R.claim(
         "mlm-clean-vs-perturbed",
         "The clean MLM and the perturbed MLM rank the 90 class pairs differently: Spearman ρ = {rho:.2f}.",
@@ -372,19 +381,22 @@ R.say(
 )
 
 # %% tags=["remove-input"]
+extremes = R.claim(
+    "mlm-extremes",
+    "Over all perturbations and levels accuracy ranges from {lo:.2%} to {hi:.2%}; at level 10 from {lo10:.2%} ({n_lo}) to {hi10:.2%} ({n_hi}), a spread of {s:.1f} points that the calibration does not fix.",
+    spread10 > 0.01,
+    lo=float(accuracy.min().min()),
+    hi=float(accuracy.max().max()),
+    lo10=float(accuracy[10].min()),
+    n_lo=accuracy[10].idxmin().replace("_", " "),
+    hi10=float(accuracy[10].max()),
+    n_hi=accuracy[10].idxmax().replace("_", " "),
+    s=100 * spread10,
+)
+
+# %% tags=["remove-input"]
 R.say(
-    R.claim(
-        "mlm-extremes",
-        "Over all perturbations and levels accuracy ranges from {lo:.2%} to {hi:.2%}; at level 10 from {lo10:.2%} ({n_lo}) to {hi10:.2%} ({n_hi}), a spread of {s:.1f} points that the calibration does not fix.",
-        spread10 > 0.01,
-        lo=float(accuracy.min().min()),
-        hi=float(accuracy.max().max()),
-        lo10=float(accuracy[10].min()),
-        n_lo=accuracy[10].idxmin().replace("_", " "),
-        hi10=float(accuracy[10].max()),
-        n_hi=accuracy[10].idxmax().replace("_", " "),
-        s=100 * spread10,
-    ),
+    extremes,
     R.claim(
         "mlm-nonmonotone",
         "{n} of {total} perturbations have a curve that rises somewhere from one level to the next{which}.",
@@ -485,14 +497,17 @@ viz.table("mlm-rank", rank.style.format("{:.3f}"))
 
 # %% tags=["remove-input"]
 rho = rank.mean()
+rank_per_level = R.claim(
+    "mlm-rank-per-level",
+    "Averaged over the levels, the clean MLM agrees with the observed confusions better (ρ = {a:.2f}) than the MLM computed from each level's own perturbed outputs does (ρ = {b:.2f}).",
+    rho.iloc[0] > rho.iloc[1],
+    a=float(rho.iloc[0]),
+    b=float(rho.iloc[1]),
+)
+
+# %% tags=["remove-input"]
 R.say(
-    R.claim(
-        "mlm-rank-per-level",
-        "Averaged over the levels, the clean MLM agrees with the observed confusions better (ρ = {a:.2f}) than the MLM computed from each level's own perturbed outputs does (ρ = {b:.2f}).",
-        rho.iloc[0] > rho.iloc[1],
-        a=float(rho.iloc[0]),
-        b=float(rho.iloc[1]),
-    ),
+    rank_per_level,
     R.claim(
         "mlm-rank-vs-counts",
         "Counting the clean errors reaches ρ = {c:.2f}, at least the clean MLM's {a:.2f}: on these data the clean MLM adds no ranking power over the clean confusion matrix.",

@@ -83,7 +83,6 @@ seed = 0
 
 # %% tags=["remove-stderr"]
 import numpy as np
-from IPython.display import Markdown, display
 
 from shifteval import autoeval as ae
 from shifteval import viz
@@ -93,22 +92,32 @@ from shifteval.zoo import cache_dir
 
 R = results.Results()
 viz.set_style()
-unknown = sorted(set(ood_sources) - set(ae.OOD_SOURCES))
-if unknown:
-    raise ValueError(f"unknown OOD source(s) {unknown}; valid: {', '.join(ae.OOD_SOURCES)}")
 data = ae.load_data(world, dataset, data_dir)
 pools = ae.training_pools(data, holdout_fraction, seed)
 side = pools.fit[0].shape[1]
-id_data = {name: ae.id_source(data.splits, name, seed) for name in id_sources}
-ood_data = {s: ae.ood_images(s, ood_pool, side, ae.stream(seed, "ood_source", s)) for s in ood_sources}
-ood_data |= {
-    s: ae.ood_images_from_files(s, folder, ood_pool, side, ae.stream(seed, "ood_source", s))
-    for s, folder in ood_dirs.items()
-}
+id_data, ood_data = ae.evaluation_sources(
+    data.splits, id_sources, ood_sources, ood_pool, side, seed, ood_dirs
+)
 ood_sources = list(ood_data)
 
 # %% tags=["remove-input"]
 n_fit, n_meta, n_val = len(pools.fit[0]), len(pools.meta[0]), len(pools.val[0])
+R.record({
+    "data": data.label, "backbones": [arch, second_arch], "id_sources": id_sources, "ood_sources": ood_sources,
+    "set_size": set_size, "ood_share": ood_share, "threshold_percentile": threshold_percentile,
+    "meta_sets": meta_sets, "outlier_exposure": outlier_exposure,
+    "pools": {"base_digit_overlap": pools.overlap, "sizes": {"fit": n_fit, "meta": n_meta, "validation": n_val}},
+})  # fmt: skip
+base_disjoint = R.claim(
+    "pools-base-disjoint",
+    "Counted, the meta-pool shares {meta} and the validation pool {val} base digits (for real data: "
+    "identical images) with the classifier's training images.",
+    pools.overlap["meta"] == 0 and pools.overlap["validation"] == 0,
+    meta=pools.overlap["meta"],
+    val=pools.overlap["validation"],
+)
+
+# %% tags=["remove-input"]
 R.say(
     f"Data: {data.label}, {side}×{side} images. The classifier trains on {n_fit:,} of the "
     f"{n_fit + n_meta + n_val:,} training images; the other {n_meta + n_val:,} form two held-out pools "
@@ -116,14 +125,7 @@ R.say(
     "validation meta-sets and, untransformed, for DoC and ATC). The split is by base digit: the world "
     "renders each base digit several times, so a split by image would hold out renders of digits the "
     "classifier trained on and make the held-out pools look easier than any test set.",
-    R.claim(
-        "pools-base-disjoint",
-        "Counted, the meta-pool shares {meta} and the validation pool {val} base digits (for real data: "
-        "identical images) with the classifier's training images.",
-        pools.overlap["meta"] == 0 and pools.overlap["validation"] == 0,
-        meta=pools.overlap["meta"],
-        val=pools.overlap["validation"],
-    ),
+    base_disjoint,
     f"ID sources: {', '.join(f'{s} ({len(id_data[s][0]):,})' for s in id_sources)}; OOD sources: "
     f"{', '.join(ood_sources)} ({ood_pool:,} images each).",
 )
@@ -228,6 +230,7 @@ mixing = dict(set_size=set_size, repeats=repeats, seed=seed, ids=id_sources, ood
 # %%
 ref_id = id_sources[0]
 detection = ae.detection_table(bb.train, outs, ref_id, ood_sources, threshold_percentile)
+R.record({"detection": {f"{k[0]}: {k[1]}": row.to_dict() for k, row in detection.iterrows()}})
 fig = figs.fig_energy(bb.train, outs, ref_id, ood_sources, threshold_percentile)
 viz.figure("ood-autoeval-energy")
 viz.table(
@@ -238,15 +241,19 @@ viz.table(
 det = detection.loc["detector (outlier exposure)", "AUROC"].drop(ref_id).to_dict()
 cls = detection.loc["classifier", "AUROC"].drop(ref_id).to_dict()
 detector_auroc = {s: det[s] for s in ood_sources}
+R.record({"detector_auroc": detector_auroc})
 strong = [s for s in ("letters", "natural_patches") if s in det]
+clears = R.claim(
+    "detector-clears-0.95",
+    "The detector tells " + " and ".join(s.replace("_", " ") for s in strong) + " from the "
+    f"{ref_id} digits with AUROC " + " and ".join(f"{det[s]:.3f}" for s in strong) + ", both above 0.95",
+    all(det[s] > 0.95 for s in strong),
+    **{s: det[s] for s in strong},
+)
+
+# %% tags=["remove-input"]
 R.say(
-    R.claim(
-        "detector-clears-0.95",
-        "The detector tells " + " and ".join(s.replace("_", " ") for s in strong) + " from the "
-        f"{ref_id} digits with AUROC " + " and ".join(f"{det[s]:.3f}" for s in strong) + ", both above 0.95",
-        all(det[s] > 0.95 for s in strong),
-        **{s: det[s] for s in strong},
-    ),
+    clears,
     R.claim(
         "detector-beats-classifier",
         "; outlier exposure raises the AUROC of every source above that of the classifier's own energies ("
@@ -284,26 +291,9 @@ R.say(
 # slightly optimistic; the test sets below are the independent check.
 
 # %%
-reps_train, train_acc = ae.meta_targets(bb.meta_train, bb.meta_train_labels, est.ref)
-reps_val, val_acc = ae.meta_targets(bb.meta_val, bb.meta_val_labels, est.ref)
-pred_mlp = np.array([est.predict_mlp(o) for o in bb.meta_val])
-pred_lin = np.array([est.predict_linear(o) for o in bb.meta_val])
-meta_validation = {
-    "mlp": ae.rmse(pred_mlp, val_acc),
-    "linear_fd": ae.rmse(pred_lin, val_acc),
-    "mlp_alpha": est.mlp_alpha,
-    "accuracy_range": [float(train_acc.min()), float(train_acc.max())],
-}
-fig = figs.fig2_regression(
-    reps_train[:, -1],
-    train_acc,
-    reps_val[:, -1],
-    val_acc,
-    pred_mlp,
-    pred_lin,
-    meta_validation["mlp"],
-    meta_validation["linear_fd"],
-)
+meta_validation, regression = ae.meta_validation(est, bb)
+R.record({"meta_validation_rmse": meta_validation})
+fig = figs.fig2_regression(**regression)
 viz.figure("ood-autoeval-fig3")
 
 # %% tags=["remove-input"]
@@ -345,6 +335,7 @@ R.claim(
 main = ae.evaluate(est, outs, id_labels, outs, ood_share=ood_share, percentile=threshold_percentile, **mixing)
 table1 = ae.rmse_table(main)
 rmse_10 = table1.loc["all sets"].to_dict()
+R.record({"rmse_at_10pct_ood": rmse_10, "table1": table1.to_dict(orient="index")})
 viz.table(
     "ood-autoeval-table1",
     table1.rename(columns=ae.METHOD_LABELS).style.format("{:.2f}").highlight_min(axis=1, color="#cde8c9"),
@@ -353,15 +344,18 @@ viz.table(
 # %% tags=["remove-input"]
 baselines = {k: v for k, v in rmse_10.items() if not k.startswith("autoeval")}
 best_baseline = min(baselines, key=baselines.get)
+helps = R.claim(
+    "energy-ood-helps-at-10pct",
+    "AutoEval errs by {plain:.2f} points RMSE without OOD detection and by {ood:.2f} with it, lower.",
+    rmse_10["autoeval_energy_ood"] < rmse_10["autoeval"],
+    plain=rmse_10["autoeval"],
+    ood=rmse_10["autoeval_energy_ood"],
+)
+
+# %% tags=["remove-input"]
 R.say(
     f"Over all {len(main)} test sets:",
-    R.claim(
-        "energy-ood-helps-at-10pct",
-        "AutoEval errs by {plain:.2f} points RMSE without OOD detection and by {ood:.2f} with it, lower.",
-        rmse_10["autoeval_energy_ood"] < rmse_10["autoeval"],
-        plain=rmse_10["autoeval"],
-        ood=rmse_10["autoeval_energy_ood"],
-    ),
+    helps,
     R.claim(
         "energy-ood-beats-baselines",
         "The OOD-aware estimate is also below every baseline; the best baseline, {best}, errs by "
@@ -395,6 +389,7 @@ clean_id = id_sources[0]
 clean_bias = ae.clean_bias(est, outs[clean_id], id_labels[clean_id], threshold_percentile)
 val_acc_pool = float((bb.val_pool.logits.argmax(1) == pools.val[1]).mean())
 clean_acc = float((outs[clean_id].logits.argmax(1) == id_labels[clean_id]).mean())
+R.record({"clean_bias": clean_bias})
 viz.table(
     "ood-autoeval-clean",
     __import__("pandas").Series(clean_bias, name="signed error (points)").to_frame().style.format("{:+.2f}"),
@@ -405,8 +400,7 @@ R.say(
     R.claim(
         "clean-bias-small",
         "On clean {src} (accuracy {acc:.1%}; validation pool {val:.1%}) DoC errs by {doc:+.2f}, "
-        "ATC by {atc:+.2f} "
-        "and AutoEval by {ae_:+.2f} points, all within 3 points.",
+        "ATC by {atc:+.2f} and AutoEval by {ae_:+.2f} points, all within 3 points.",
         max(abs(clean_bias[m]) for m in ("doc", "atc", "autoeval")) < 3,
         src=clean_id,
         acc=clean_acc,
@@ -434,6 +428,7 @@ R.say(
 
 # %% tags=["remove-stderr"]
 sweep = ae.threshold_sweep(est, outs, id_labels, percentile_grid, ood_share=ood_share, **mixing)
+R.record({"threshold_sweep": sweep.to_dict(orient="records")})
 fig = figs.fig3_threshold_sweep(sweep)
 viz.figure("ood-autoeval-fig4")
 
@@ -472,6 +467,7 @@ R.say(
 
 # %% tags=["remove-stderr"]
 shares = ae.share_sweep(est, outs, id_labels, ood_share_grid, percentile=threshold_percentile, **mixing)
+R.record({"ood_share_sweep": {str(s): row.to_dict() for s, row in shares.iterrows()}})
 fig = figs.fig4_ood_share(shares, ae.METHOD_LABELS)
 viz.figure("ood-autoeval-fig5")
 viz.table("ood-autoeval-shares", shares.rename(columns=ae.METHOD_LABELS).style.format("{:.2f}"))
@@ -479,16 +475,19 @@ viz.table("ood-autoeval-shares", shares.rename(columns=ae.METHOD_LABELS).style.f
 # %% tags=["remove-input"]
 gain = shares["autoeval"] - shares["autoeval_energy_ood"]
 top = max(ood_share_grid)
+gain_grows = R.claim(
+    "gain-grows-with-share",
+    "The advantage of OOD detection grows with the share of foreign images: {g10:.2f} points at 10% "
+    "and {gtop:.2f} at {top:.0%}.",
+    gain.get(top, np.nan) > gain.get(0.1, np.nan) > 0,
+    g10=gain.get(0.1, np.nan),
+    gtop=gain.get(top, np.nan),
+    top=top,
+)
+
+# %% tags=["remove-input"]
 R.say(
-    R.claim(
-        "gain-grows-with-share",
-        "The advantage of OOD detection grows with the share of foreign images: {g10:.2f} points at 10% "
-        "and {gtop:.2f} at {top:.0%}.",
-        gain.get(top, np.nan) > gain.get(0.1, np.nan) > 0,
-        g10=gain.get(0.1, np.nan),
-        gtop=gain.get(top, np.nan),
-        top=top,
-    ),
+    gain_grows,
     R.claim(
         "ood-aware-flat",
         "The OOD-aware estimate's RMSE stays between {lo:.2f} and {hi:.2f} points over the whole sweep, "
@@ -531,16 +530,12 @@ unseen_imgs = ae.unseen_transforms(base_images, base, seed)
 for name, x in unseen_imgs.items():
     id_labels[name] = base_labels
     outs[name] = ae.compute_outputs(bb.model, x, rotation=True, detector=bb.detector)
+unseen_mixing = {**mixing, "ids": list(unseen_imgs)}
 unseen = ae.evaluate(
-    est,
-    outs,
-    id_labels,
-    outs,
-    ood_share=ood_share,
-    percentile=threshold_percentile,
-    **{**mixing, "ids": list(unseen_imgs)},
+    est, outs, id_labels, outs, ood_share=ood_share, percentile=threshold_percentile, **unseen_mixing
 )
 unseen_rmse = ae.rmse_table(unseen, by=("id",)).drop(index="all sets")
+R.record({"unseen_transforms": unseen_rmse.to_dict(orient="index")})
 fig = figs.fig5_unseen(unseen_rmse, ae.METHOD_LABELS)
 viz.figure("ood-autoeval-fig6")
 
@@ -548,9 +543,13 @@ viz.figure("ood-autoeval-fig6")
 unseen_truth = unseen.groupby("id")["truth"].mean()
 unseen_ex = unseen.groupby("id")["id_excluded"].mean()
 name_a, name_b = unseen_imgs
-a_ood, a_plain = unseen_rmse.loc[name_a, "autoeval_energy_ood"], unseen_rmse.loc[name_a, "autoeval"]
-b_ood, b_plain = unseen_rmse.loc[name_b, "autoeval_energy_ood"], unseen_rmse.loc[name_b, "autoeval"]
-a_ex, b_ex = unseen_ex[name_a], unseen_ex[name_b]
+u = {
+    "a_ood": unseen_rmse.loc[name_a, "autoeval_energy_ood"], "a_plain": unseen_rmse.loc[name_a, "autoeval"],
+    "b_ood": unseen_rmse.loc[name_b, "autoeval_energy_ood"], "b_plain": unseen_rmse.loc[name_b, "autoeval"],
+    "a_ex": unseen_ex[name_a], "b_ex": unseen_ex[name_b],
+}  # fmt: skip
+
+# %% tags=["remove-input"]
 R.say(
     ", ".join(f"{k}: true accuracy {unseen_truth[k]:.1%}" for k in unseen_imgs) + ".",
     R.claim(
@@ -559,13 +558,8 @@ R.say(
         "{a_plain:.2f} points); on the shear + contrast sets it does not ({b_ood:.2f} vs {b_plain:.2f}). The "
         "detector excludes {b_ex:.1%} of the ID images of the shear + contrast sets and {a_ex:.1%} of the "
         "cutout sets' ID images; every excluded digit counts as an error.",
-        a_ood < a_plain and b_ood >= b_plain,
-        a_ood=a_ood,
-        a_plain=a_plain,
-        b_ood=b_ood,
-        b_plain=b_plain,
-        a_ex=a_ex,
-        b_ex=b_ex,
+        u["a_ood"] < u["a_plain"] and u["b_ood"] >= u["b_plain"],
+        **u,
     ),
 )
 
@@ -591,6 +585,7 @@ bb2, est2, outs2 = ae.prepare(second_arch, second_epochs, pools, images2, detect
 table2 = ae.rmse_table(
     ae.evaluate(est2, outs2, id_labels, outs2, ood_share=ood_share, percentile=threshold_percentile, **mixing)
 )
+R.record({"table2": table2.to_dict(orient="index")})
 viz.table(
     "ood-autoeval-table2",
     table2.rename(columns=ae.METHOD_LABELS).style.format("{:.2f}").highlight_min(axis=1, color="#cde8c9"),
@@ -606,8 +601,7 @@ R.say(
         "With this backbone OOD detection does not help: AutoEval's RMSE goes from {plain:.2f} points "
         "without detection to {ood:.2f} with it, unlike the paper's second backbone. The detector and its "
         "threshold are those of Table 1, so the same ID images are excluded; the difference lies in the "
-        "second backbone's "
-        "AutoEval, which errs less than the CNN's without detection.",
+        "second backbone's AutoEval, which errs less than the CNN's without detection.",
         r2["autoeval_energy_ood"] >= r2["autoeval"] and r2["autoeval"] < rmse_10["autoeval"],
         plain=r2["autoeval"],
         ood=r2["autoeval_energy_ood"],
@@ -655,31 +649,25 @@ R.say(
 
 # %% tags=["remove-input"]
 hardest = min(detector_auroc, key=detector_auroc.get)
-display(
-    Markdown(
-        "````{solution} ood-autoeval-ex-letters\n:class: dropdown\n"
-        + R.say(
-            R.claim(
-                "textures-hardest",
-                "In this run textures are the hardest source (AUROC {t:.3f}, the lowest of the "
-                "three; {k:.1f}% kept at "
-                "the threshold).",
-                hardest == "textures",
-                t=detector_auroc.get("textures", np.nan),
-                k=100 * kept.get("textures", np.nan),
-            ),
-            "Energy is low where the logits are large. Outlier exposure raises the energy of images like the "
-            "auxiliary outliers, and of whatever the network generalises that to: pen strokes teach it that "
-            "strokes which are not digits are foreign, which carries over to letters; tiles of "
-            "pictures carry over "
-            "to photograph patches. Periodic textures are unlike anything in the auxiliary set, so "
-            "the fine-tuning "
-            "has least to say about them — the detector's AUROC is an empirical question per source, "
-            "not a property "
-            "of the source alone.",
-        ).markdown()
-        + "\n````"
-    )
+textures_hardest = R.claim(
+    "textures-hardest",
+    "In this run textures are the hardest source (AUROC {t:.3f}, the lowest of the three; {k:.1f}% kept at "
+    "the threshold).",
+    hardest == "textures",
+    t=detector_auroc.get("textures", np.nan),
+    k=100 * kept.get("textures", np.nan),
+)
+
+# %% tags=["remove-input"]
+R.solution(
+    "ood-autoeval-ex-letters",
+    textures_hardest,
+    "Energy is low where the logits are large. Outlier exposure raises the energy of images like the "
+    "auxiliary outliers, and of whatever the network generalises that to: pen strokes teach it that strokes "
+    "which are not digits are foreign, which carries over to letters; tiles of pictures carry over to "
+    "photograph patches. Periodic textures are unlike anything in the auxiliary set, so the fine-tuning has "
+    "least to say about them — the detector's AUROC is an empirical question per source, not a property of "
+    "the source alone.",
 )
 
 # %% [markdown]
@@ -692,31 +680,26 @@ display(
 # %% tags=["remove-input"]
 kept_cls = detection.loc["classifier", "share kept"].drop(ref_id)
 kept_det = detection.loc["detector (outlier exposure)", "share kept"].drop(ref_id)
-display(
-    Markdown(
-        "````{solution} ood-autoeval-ex-exposure\n:class: dropdown\n"
-        + R.say(
-            "The classifier rows of the detection table already show what the classifier's own "
-            "energies do. A "
-            "classifier trained only on digits has no reason to give foreign images high energy, so "
-            "the threshold at "
-            "the tail of the training energies lets many of them through, and the OOD-aware estimate "
-            "moves towards "
-            "AutoEval without detection — most at 40% OOD, where there are most foreign images to miss.",
-            R.claim(
-                "exposure-keeps-fewer",
-                "In this run the classifier's own energies keep "
-                + ", ".join(f"{100 * kept_cls[s]:.1f}%" for s in ood_sources)
-                + " of the "
-                + ", ".join(s.replace("_", " ") for s in ood_sources)
-                + " images, the detector's "
-                + ", ".join(f"{100 * kept_det[s]:.1f}%" for s in ood_sources)
-                + ": fewer for every source.",
-                bool((kept_det[ood_sources] < kept_cls[ood_sources]).all()),
-            ),
-        ).markdown()
-        + "\n````"
-    )
+keeps_fewer = R.claim(
+    "exposure-keeps-fewer",
+    "In this run the classifier's own energies keep "
+    + ", ".join(f"{100 * kept_cls[s]:.1f}%" for s in ood_sources)
+    + " of the "
+    + ", ".join(s.replace("_", " ") for s in ood_sources)
+    + " images, the detector's "
+    + ", ".join(f"{100 * kept_det[s]:.1f}%" for s in ood_sources)
+    + ": fewer for every source.",
+    bool((kept_det[ood_sources] < kept_cls[ood_sources]).all()),
+)
+
+# %% tags=["remove-input"]
+R.solution(
+    "ood-autoeval-ex-exposure",
+    "The classifier rows of the detection table already show what the classifier's own energies do. A "
+    "classifier trained only on digits has no reason to give foreign images high energy, so the threshold at "
+    "the tail of the training energies lets many of them through, and the OOD-aware estimate moves towards "
+    "AutoEval without detection — most at 40% OOD, where there are most foreign images to miss.",
+    keeps_fewer,
 )
 
 # %% [markdown]
@@ -728,56 +711,20 @@ display(
 #
 # %% tags=["remove-input"]
 at95 = sweep.set_index("percentile")["id_excluded"].get(95, np.nan)
-display(
-    Markdown(
-        "````{solution} ood-autoeval-ex-threshold\n:class: dropdown\n"
-        + R.say(
-            "At the 95th percentile 5% of the training digits lie above the threshold, and test "
-            "digits have higher "
-            "energies than training digits, so at least about 5% of the ID images are excluded and "
-            "counted as errors: "
-            "the estimate is biased low by about 5 points × accuracy, and the first error source dominates.",
-            R.claim(
-                "threshold-95-excludes",
-                "In this run's sweep (Figure 3) the 95th percentile excludes {x:.1%} of the ID images.",
-                at95 >= 0.05,
-                x=at95,
-            ),
-            "With 2% OOD there are few foreign images to remove, so the detector's gain is small "
-            "while the ID images "
-            "it wrongly removes cost as much as before: the paper's observation that the method "
-            "degrades below 5% OOD.",
-        ).markdown()
-        + "\n````"
-    )
+R.solution(
+    "ood-autoeval-ex-threshold",
+    "At the 95th percentile 5% of the training digits lie above the threshold, and test digits have higher "
+    "energies than training digits, so at least about 5% of the ID images are excluded and counted as errors: "
+    "the estimate is biased low by about 5 points × accuracy, and the first error source dominates.",
+    R.claim(
+        "threshold-95-excludes",
+        "In this run's sweep (Figure 3) the 95th percentile excludes {x:.1%} of the ID images.",
+        at95 >= 0.05,
+        x=at95,
+    ),
+    "With 2% OOD there are few foreign images to remove, so the detector's gain is small while the ID images "
+    "it wrongly removes cost as much as before: the paper's observation that the method degrades below 5% OOD.",
 )
 
 # %%
-R.record(
-    {
-        "data": data.label,
-        "backbones": [arch, second_arch],
-        "id_sources": id_sources,
-        "ood_sources": ood_sources,
-        "set_size": set_size,
-        "ood_share": ood_share,
-        "threshold_percentile": threshold_percentile,
-        "meta_sets": meta_sets,
-        "meta_validation_rmse": meta_validation,
-        "outlier_exposure": outlier_exposure,
-        "detector_auroc": detector_auroc,
-        "pools": {
-            "base_digit_overlap": pools.overlap,
-            "sizes": {"fit": n_fit, "meta": n_meta, "validation": n_val},
-        },
-        "clean_bias": clean_bias,
-        "detection": {f"{k[0]}: {k[1]}": row.to_dict() for k, row in detection.iterrows()},
-        "rmse_at_10pct_ood": rmse_10,
-        "table1": table1.to_dict(orient="index"),
-        "table2": table2.to_dict(orient="index"),
-        "threshold_sweep": sweep.to_dict(orient="records"),
-        "ood_share_sweep": {str(s): row.to_dict() for s, row in shares.iterrows()},
-        "unseen_transforms": unseen_rmse.to_dict(orient="index"),
-    }
-)
-print({k: round(v, 2) for k, v in rmse_10.items()})
+print(f"{len(R.claims)} claims, {sum(c.holds for c in R.claims)} hold")

@@ -61,6 +61,7 @@ R = results.Results()
 w = worlds.build_world(world)
 cfg = w.config
 sizes = worlds.size_summary(w)
+R.record({"world": {"key": cfg.key(), "sizes": {s: int(len(w.split_index(s))) for s in w.split_names}}})
 viz.table("replication-world-sizes", pd.Series(sizes, name="value").to_frame())
 
 # %% [markdown]
@@ -105,6 +106,7 @@ viz.figure("replication-world-fig1", viz.replication_world.fig1_example_grid(w))
 
 # %% tags=["remove-input"]
 d = worlds.difficulty_summary(w)
+R.record({"difficulty": d})
 R.say(
     R.claim("replication-pool-harder",
             "The replication pool is harder than the original candidates: mean difficulty {pool:.3f} "
@@ -139,6 +141,7 @@ viz.figure("replication-world-fig2", viz.replication_world.fig2_difficulty(w))
 
 # %%
 freq = worlds.frequency_summary(w)
+R.record({"selection_frequency": freq})
 viz.figure("replication-world-fig3", viz.replication_world.fig3_frequencies(w))
 viz.table("replication-world-frequencies", worlds.frequency_table(freq))
 
@@ -177,6 +180,12 @@ R.say(
 z = zoo.build_zoo(w, zoo.default_zoo(zoo_size))
 acc = z.accuracy_table()
 changes = zoo.accuracy_changes(acc, worlds.STRATEGIES)
+R.record({
+    "accuracy_change": {s: v["mean_change"] for s, v in changes.items()},
+    "fraction_models_dropping": {s: v["fraction_dropping"] for s, v in changes.items()},
+    "zoo": {"n_models": len(acc), "v1_accuracy_range": [float(acc["v1"].min()), float(acc["v1"].max())],
+            "accuracy": acc.drop(columns="family").to_dict(orient="index")},
+})  # fmt: skip
 viz.table("replication-world-zoo", zoo.change_table(acc, worlds.STRATEGIES))
 
 # %% [markdown]
@@ -251,15 +260,23 @@ viz.figure("replication-world-fig5", fig)
 # %% tags=["remove-input"]
 a = {s: 100 * v["mean_change"] for s, v in ablation_changes.items()}
 removed = 1 - a["matchedfrequency"] / c["matchedfrequency"]
+removes_most = R.claim(
+    "ablation-removes-most",
+    "With {label}, MatchedFrequency's mean change is {abl:+.1f} points instead of {built:+.1f}: at least "
+    "half of the drop came from the noise in the observed frequencies.", removed >= 0.5,
+    label=ablation_label, abl=a["matchedfrequency"], built=c["matchedfrequency"], removed=removed,
+)  # fmt: skip
+true_closer = R.claim(
+    "ablation-true-frequency-closer",
+    "Its mean true selection frequency moves from {built:.3f} to {abl:.3f}, closer to v1's {v1:.3f}.",
+    abs(ablation_freq["matchedfrequency"]["true"] - v1["true"]) < abs(mf["true"] - v1["true"]),
+    built=mf["true"], abl=ablation_freq["matchedfrequency"]["true"], v1=v1["true"],
+)  # fmt: skip
+
+# %% tags=["remove-input"]
 R.say(
-    R.claim("ablation-removes-most",
-            "With {label}, MatchedFrequency's mean change is {abl:+.1f} points instead of {built:+.1f}: at least "
-            "half of the drop came from the noise in the observed frequencies.", removed >= 0.5,
-            label=ablation_label, abl=a["matchedfrequency"], built=c["matchedfrequency"], removed=removed),
-    R.claim("ablation-true-frequency-closer",
-            "Its mean true selection frequency moves from {built:.3f} to {abl:.3f}, closer to v1's {v1:.3f}.",
-            abs(ablation_freq["matchedfrequency"]["true"] - v1["true"]) < abs(mf["true"] - v1["true"]),
-            built=mf["true"], abl=ablation_freq["matchedfrequency"]["true"], v1=v1["true"]),
+    removes_most,
+    true_closer,
     R.claim("ablation-threshold-top-gain-more",
             "Threshold0.7 and TopImages, freed from the noise, gain more than as built ({t:+.1f} and "
             "{top:+.1f} points against {t0:+.1f} and {top0:+.1f}).",
@@ -291,6 +308,8 @@ more_freq = worlds.frequency_summary(w, more)
 more_changes = zoo.replication_changes(z, w, more, acc)
 
 # %% tags=["remove-input"]
+R.record({"more_annotators": {"annotators": more_annotators, "selection_frequency": more_freq,
+                              "accuracy_change": {s: v["mean_change"] for s, v in more_changes.items()}}})  # fmt: skip
 m = {s: 100 * v["mean_change"] for s, v in more_changes.items()}
 gap = {k: v1["true"] - f["matchedfrequency"]["true"] for k, f in (("built", freq), ("more", more_freq))}
 R.say(
@@ -364,25 +383,16 @@ R.say(
 # ````
 
 # %%
-R.record({
-    "selection_frequency": freq,
-    "accuracy_change": {s: v["mean_change"] for s, v in changes.items()},
-    "fraction_models_dropping": {s: v["fraction_dropping"] for s, v in changes.items()},
-    "difficulty": d,
-    "ablation": {
-        "annotators": ablation_annotators,
-        "matched_substituted": ablation.matched_substituted,
-        "drop_noisy": -changes["matchedfrequency"]["mean_change"],
-        "drop_noise_free": -ablation_changes["matchedfrequency"]["mean_change"],
-        "selection_frequency": ablation_freq,
-        "accuracy_change": {s: v["mean_change"] for s, v in ablation_changes.items()},
-    },
-    "more_annotators": {"annotators": more_annotators, "selection_frequency": more_freq,
-                        "accuracy_change": {s: v["mean_change"] for s, v in more_changes.items()}},
-    "zoo": {
-        "n_models": len(acc),
-        "v1_accuracy_range": [float(acc["v1"].min()), float(acc["v1"].max())],
-        "accuracy": acc.drop(columns="family").to_dict(orient="index"),
-    },
-    "world": {"key": cfg.key(), "sizes": {s: int(len(w.split_index(s))) for s in w.split_names}},
-})  # fmt: skip
+R.record(
+    {
+        "ablation": {
+            "annotators": ablation_annotators,
+            "matched_substituted": ablation.matched_substituted,
+            "drop_noisy": -changes["matchedfrequency"]["mean_change"],
+            "drop_noise_free": -ablation_changes["matchedfrequency"]["mean_change"],
+            "selection_frequency": ablation_freq,
+            "accuracy_change": {s: v["mean_change"] for s, v in ablation_changes.items()},
+        },
+    }
+)
+print(f"{len(R.claims)} claims, {sum(c.holds for c in R.claims)} hold")

@@ -78,6 +78,7 @@ viz.figure("selection-bias-fig1", viz.selection_bias.fig3_toy_model(sim, toy_alp
 l1 = selection.toy_l1_distance(sim, toy_alpha, toy_beta, 10)
 mean_v1 = (toy_alpha + 1) / (toy_alpha + toy_beta + 1)
 mean_v2 = float(np.mean(sim))
+R.record({"toy_model": {"alpha": toy_alpha, "beta": toy_beta, "accepted": int(len(sim)), "l1_distance": l1}})
 
 # %% tags=["remove-input"]
 R.say(
@@ -134,6 +135,7 @@ viz.figure("selection-bias-fig2", viz.selection_bias.fig4_fresh_frequencies(c1, 
 pool_pos = pd.Series(np.arange(len(w.split_index("pool"))), index=w.split_index("pool"))
 in_sample = (w.replication.v1_freq, w.replication.pool_freq[pool_pos[v2].to_numpy()])
 table1 = selection_study.frequency_table(in_sample, (votes1, votes2), (s1, s2))
+R.record({"selection_frequency": table1.to_dict(orient="index")})
 viz.table("selection-bias-table1", table1.round(3))
 
 # %% tags=["remove-input"]
@@ -172,6 +174,7 @@ sizes = [m for m in (1, 2, 3, 5, 8, 10, 15, 20, 30, 40) if m <= reannotators]
 naive_curve = selection.naive_by_annotators(votes1, votes2, correct_v2, sizes)  # sizes x models
 truth = selection.true_adjusted_accuracy(s1, s2, correct_v2)
 curve = selection_study.naive_error_curve(sizes, naive_curve, truth)
+R.record({"naive_error_curve": curve})
 best = int(np.argmax(correct_v1.mean(1)))
 viz.figure(
     "selection-bias-fig3", viz.selection_bias.fig5_naive(votes2, s2, correct_v2[best], models[best], curve)
@@ -243,10 +246,14 @@ boot = selection.bootstrap_parametric(c1, c2, correct_v2, reannotators, n_boot=n
                                       k=mixture_components, progress=True)  # fmt: skip
 boot_low, boot_high = boot["low"], boot["high"]
 jboot = selection.bootstrap_jackknife(votes1, votes2, correct_v2, n_boot=n_boot, seed=seed, progress=True)
+
+# %%
 acc_v1, acc_v2 = correct_v1.mean(1), correct_v2.mean(1)
 estimates = pd.DataFrame({"v1": acc_v1, "v2 observed": acc_v2, "naive": naive, "jackknife": jack.corrected,
                           "jackknife se": jack.std_error, "parametric": param, "parametric CI low": boot_low,
                           "parametric CI high": boot_high, "ground truth": truth}, index=models)  # fmt: skip
+R.record({"per_model": estimates[["v1", "v2 observed", "naive", "jackknife", "parametric", "ground truth"]]
+          .rename(columns={"v2 observed": "observed", "ground truth": "ground_truth"}).to_dict(orient="index")})  # fmt: skip
 fig = viz.selection_bias.fig6_estimates(acc_v1, acc_v2, estimates, truth, jboot["low"], jboot["high"], boot_low,
                                         boot_high, n_boot)  # fmt: skip
 viz.figure("selection-bias-fig4", fig)
@@ -254,6 +261,7 @@ viz.figure("selection-bias-fig4", fig)
 # %%
 versions = {"unadjusted": acc_v2, "jackknife": jack.corrected, "parametric": param, "ground truth": truth}
 fits = {k: linfit.fit_linear(acc_v1, np.clip(v, 0, 1), n_boot=10_000, seed=seed) for k, v in versions.items()}
+R.record({"slopes": {k: f.slope for k, f in fits.items()}})
 slopes = pd.DataFrame({k: {"slope": f.slope, "slope CI low": f.slope_ci[0], "slope CI high": f.slope_ci[1]}
                        for k, f in fits.items()}).T  # fmt: skip
 viz.table("selection-bias-slopes", slopes.round(3))
@@ -288,17 +296,25 @@ R.say(R.claim("slopes-adjusted-flatter", "Adjusting for selection flattens the l
 panels = [("v1", c1, s1, fitted["p1"]), ("MatchedFrequency", c2, s2, fitted["p2"])]
 viz.figure("selection-bias-fig5", viz.selection_bias.fig7_mixtures(panels, reannotators))
 mass = {name: selection_study.mass_above(c, reannotators, mix, s) for name, c, s, mix in panels}
+R.record({"mass_above_0.9": mass, "mixture": {
+    name: {"weights": m.weights, "alphas": m.alphas, "betas": m.betas, "loglik": m.loglik}
+    for name, m in (("v1", fitted["p1"]), ("matchedfrequency", fitted["p2"]))}})  # fmt: skip
 
 # %% tags=["remove-input"]
 m1, p1_fit, p2_fit = mass["v1"], fitted["p1"], fitted["p2"]
+narrower = R.claim(
+    "mixture-narrower-than-observed",
+    "Deconvolving the vote noise narrows the distribution: the fitted v1 mixture's standard deviation is "
+    "{sf:.3f} against {so:.3f} for the observed frequencies (true: {st:.3f}), and it puts {f:.3f} of its mass "
+    "above s = 0.9 against the {o:.3f} of images observed there.",
+    p1_fit.variance < np.var(c1 / reannotators) and m1["fitted"] < m1["observed"],
+    sf=p1_fit.variance**0.5, so=np.std(c1 / reannotators), st=np.std(s1), f=m1["fitted"], o=m1["observed"],
+)  # fmt: skip
+
+# %% tags=["remove-input"]
 spike = int(np.argmax(p2_fit.alphas + p2_fit.betas))
 R.say(
-    R.claim("mixture-narrower-than-observed",
-            "Deconvolving the vote noise narrows the distribution: the fitted v1 mixture's standard deviation is "
-            "{sf:.3f} against {so:.3f} for the observed frequencies (true: {st:.3f}), and it puts {f:.3f} of its mass "
-            "above s = 0.9 against the {o:.3f} of images observed there.",
-            p1_fit.variance < np.var(c1 / reannotators) and m1["fitted"] < m1["observed"],
-            sf=p1_fit.variance**0.5, so=np.std(c1 / reannotators), st=np.std(s1), f=m1["fitted"], o=m1["observed"]),
+    narrower,
     "On ImageNet the fits went the other way, placing \"much more density on higher selection frequencies\" than "
     "the observed frequencies (Figure 7 caption): there v1's frequencies crowd the ceiling (85% on average, §3); "
     f"here they average {np.mean(s1):.2f}.",
@@ -334,7 +350,20 @@ redrawn = selection_study.redraw_errors(s1, s2, correct_v2, reannotators, redraw
 # %% tags=["remove-input"]
 b = 100 * errors.mean()
 param_se = 100 * float(np.mean(boot["se"]))
-R.say(
+R.record({
+    "mean_bias": {k: float(errors[k].mean()) for k in ("naive", "jackknife", "parametric")},
+    "mean_abs_error": {k: float(errors[k].abs().mean()) for k in ("naive", "jackknife", "parametric", "observed")},
+    "fraction_parametric_closer": closer, "redraws": redrawn, "bootstrap_samples": n_boot,
+    "uncertainty_check": {
+        "jackknife": {"empirical_sd": redrawn["per_model_sd"]["jackknife"], "reported_se": redrawn["jackknife_se"]},
+        "jackknife_bootstrap": {"empirical_sd": redrawn["per_model_sd"]["jackknife"],
+                                "reported_se": 100 * float(np.mean(jboot["se"]))},
+        "parametric": {"empirical_sd": redrawn["per_model_sd"]["parametric"], "reported_se": param_se},
+    },
+})  # fmt: skip
+
+# %% tags=["remove-input"]
+errors_paragraph = [
     R.claim("observed-below-truth", "The plain v2 accuracy is {o:.2f} points below the selection-adjusted truth "
             "on average;", b["observed"] < 0, o=-b["observed"]),
     R.claim("naive-below-truth", "the naive estimator removes part of that gap but, being statistic matching on "
@@ -343,6 +372,10 @@ R.say(
     f"The jackknife's mean bias in this draw is {b['jackknife']:+.2f} points and the parametric estimate's "
     f"{b['parametric']:+.2f}; the parametric estimate is closer to the truth than the naive one for {closer:.0%} "
     "of the models.",
+]  # fmt: skip
+
+# %% tags=["remove-input"]
+errors_paragraph += [
     R.claim("jackknife-error-is-variance",
             "Over {r} fresh vote draws the jackknife's error averages {m:+.2f} points, while a single model's "
             "jackknife estimate varies from draw to draw with a standard deviation of {sd:.2f} points: its error "
@@ -353,6 +386,11 @@ R.say(
             "The jackknife's reported standard error, {se:.2f} points on average, understates that spread: it is "
             "the jackknife's standard error of the naive estimate, not of the corrected one.",
             redrawn["jackknife_se"] < redrawn["per_model_sd"]["jackknife"], se=redrawn["jackknife_se"]),
+]  # fmt: skip
+
+# %% tags=["remove-input"]
+R.say(
+    *errors_paragraph,
     R.claim("jackknife-bootstrap-covers",
             "The Figure 6 analog therefore draws the jackknife's intervals from a bootstrap over images and votes "
             "({b} samples; each resampled image gets fresh votes from its posterior frequency under the fitted "
@@ -391,24 +429,28 @@ R.say(
 b_abs = 100 * errors.abs().mean()
 sequence = selection_study.gap_sequence(acc_v1, {"observed": acc_v2, "naive": naive, "jackknife": jack.corrected,
                                                  "parametric": param, "ground truth": truth})  # fmt: skip
+R.record({"gap_sequence": sequence})
 viz.table("selection-bias-gap-sequence", pd.DataFrame({"v1 − v2 gap (points)": sequence}).T.round(2))
 
 # %% tags=["remove-input"]
-R.say(
+gt, jk, pm = sequence["ground truth"], sequence["jackknife"], sequence["parametric"]
+sequence_paragraph = [
     R.claim("gap-sequence-naive", "The naive estimator shrinks the world's mean gap from {o:.2f} to {n:.2f} points,",
             sequence["naive"] < sequence["observed"], o=sequence["observed"], n=sequence["naive"]),
     R.claim("gap-sequence-jackknife", "and the jackknife moves it further the same way, to {j:.2f} (on ImageNet: from "
             "5.7% to 4.6%).", sequence["jackknife"] < sequence["naive"], j=sequence["jackknife"]),
+]  # fmt: skip
+
+# %% tags=["remove-input"]
+R.say(
+    *sequence_paragraph,
     R.claim("gap-sequence-jackknife-overshoots", "The ground truth is {t:.2f}: in this draw the jackknife overshoots it "
             "by {x:.2f} points ({r:.1f} times the standard deviation of its mean error over the vote draws above), "
             "and the parametric estimate misses it by less, {p:.2f}. On ImageNet the paper expects the jackknife to "
             "underestimate the correction (App. E); in the world it overshoots in this draw and averages {mj:+.2f} "
             "points over the redraws.",
-            sequence["jackknife"] < sequence["ground truth"]
-            and abs(sequence["parametric"] - sequence["ground truth"]) < sequence["ground truth"] - sequence["jackknife"],
-            t=sequence["ground truth"], x=sequence["ground truth"] - sequence["jackknife"],
-            r=(sequence["ground truth"] - sequence["jackknife"]) / redrawn["sd_of_mean_error"]["jackknife"],
-            p=abs(sequence["parametric"] - sequence["ground truth"]), mj=redrawn["mean_error"]["jackknife"]),
+            jk < gt and abs(pm - gt) < gt - jk, t=gt, x=gt - jk, r=(gt - jk) / redrawn["sd_of_mean_error"]["jackknife"],
+            p=abs(pm - gt), mj=redrawn["mean_error"]["jackknife"]),
     R.claim("jackknife-worse-than-naive-here", "In this draw the jackknife's mean absolute error, {j:.2f} points, is "
             "larger than the naive estimator's {n:.2f}.", b_abs["jackknife"] > b_abs["naive"], j=b_abs["jackknife"],
             n=b_abs["naive"]),
@@ -438,12 +480,18 @@ R.say(
 gaps = selection_study.gap_vs_annotators(w, zoo, (2, 3, 5, 10, 20, 40), rounds=rematch_rounds)
 viz.figure("selection-bias-fig11", viz.selection_bias_appendix.fig11_gap_vs_annotators(gaps))
 g = [row["gap"] for row in gaps["by_annotators"]]
+R.record({"gap_vs_annotators": [{"annotators": r["annotators"], "gap": r["gap"]} for r in gaps["by_annotators"]],
+          "gap_vs_annotators_detail": gaps})  # fmt: skip
 
 # %% tags=["remove-input"]
+d1_shrinks = R.claim(
+    "d1-gap-shrinks",
+    "Re-matched on {m0} votes per image the world's MatchedFrequency trails v1 by {g0:.1f} points; on {m1} votes "
+    "by {g1:.1f}.",
+    g[-1] < g[0], m0=gaps["by_annotators"][0]["annotators"], g0=g[0], m1=gaps["by_annotators"][-1]["annotators"], g1=g[-1],
+)  # fmt: skip
 R.say(
-    R.claim("d1-gap-shrinks", "Re-matched on {m0} votes per image the world's MatchedFrequency trails v1 by {g0:.1f} "
-            "points; on {m1} votes by {g1:.1f}.", g[-1] < g[0], m0=gaps["by_annotators"][0]["annotators"], g0=g[0],
-            m1=gaps["by_annotators"][-1]["annotators"], g1=g[-1]),
+    d1_shrinks,
     R.claim("d1-noise-free-below", "Matching on the true frequencies leaves {nf:.1f} points, less than the mean gap at "
             "any m: the part of the gap that more annotators remove is selection bias; what remains comes from "
             "matching on five coarse frequency bins (§2's other source of bias), not from vote noise.",
@@ -467,6 +515,7 @@ R.say(
 
 # %%
 d2 = selection_study.heldout_matching(w, train=5, heldout=5, seed=seed)
+R.record({"heldout_matching": {f"{a} | {b}": row for (a, b), row in d2.to_dict(orient="index").items()}})
 viz.table("selection-bias-d2", d2.round(3))
 d2_gaps = {
     ref: d2.loc[ref, "replication"].to_numpy() - d2.loc[ref, "v1"].to_numpy() for ref in d2.index.levels[0]
@@ -507,6 +556,7 @@ jack_curve = selection_study.jackknife_by_annotators(votes1, votes2, correct_v2,
 viz.figure("selection-bias-fig12",
            viz.selection_bias_appendix.fig12_jackknife_by_annotators(jack_sizes, jack_curve, models, truth))  # fmt: skip
 jack_err = 100 * np.abs(jack_curve - truth).mean(axis=1)
+R.record({"jackknife_by_annotators": {"annotators": jack_sizes, "mean_abs_error": jack_err.tolist()}})
 
 # %% tags=["remove-input"]
 R.say(
@@ -541,6 +591,8 @@ sweeps = selection_study.parametric_sweeps(votes1, votes2, correct_v2, truth,
                                            [m for m in (10, 20, 40) if m <= reannotators], (1, 2, 3, 5),
                                            k=mixture_components, seed=seed)  # fmt: skip
 viz.figure("selection-bias-fig13", viz.selection_bias_appendix.fig13_14_sweeps(acc_v1, acc_v2, truth, sweeps))
+R.record({"parametric_sweeps": {key: [{k: v for k, v in row.items() if k != "estimates"} for row in rows]
+                                 for key, rows in sweeps.items()}})  # fmt: skip
 viz.table("selection-bias-sweeps", selection_study.sweep_table(sweeps).round(2))
 
 # %% tags=["remove-input"]
@@ -617,32 +669,4 @@ R.say(
 # ````
 
 # %%
-R.record({
-    "toy_model": {"alpha": toy_alpha, "beta": toy_beta, "accepted": int(len(sim)), "l1_distance": l1},
-    "selection_frequency": table1.to_dict(orient="index"),
-    "per_model": estimates[["v1", "v2 observed", "naive", "jackknife", "parametric", "ground truth"]]
-    .rename(columns={"v2 observed": "observed", "ground truth": "ground_truth"}).to_dict(orient="index"),
-    "mean_bias": {k: float(errors[k].mean()) for k in ("naive", "jackknife", "parametric")},
-    "mean_abs_error": {k: float(errors[k].abs().mean()) for k in ("naive", "jackknife", "parametric", "observed")},
-    "fraction_parametric_closer": closer,
-    "slopes": {k: f.slope for k, f in fits.items()},
-    "naive_error_curve": curve,
-    "redraws": redrawn,
-    "uncertainty_check": {
-        "jackknife": {"empirical_sd": redrawn["per_model_sd"]["jackknife"], "reported_se": redrawn["jackknife_se"]},
-        "jackknife_bootstrap": {"empirical_sd": redrawn["per_model_sd"]["jackknife"],
-                                "reported_se": 100 * float(np.mean(jboot["se"]))},
-        "parametric": {"empirical_sd": redrawn["per_model_sd"]["parametric"], "reported_se": param_se},
-    },
-    "mass_above_0.9": mass,
-    "bootstrap_samples": n_boot,
-    "gap_vs_annotators": [{"annotators": r["annotators"], "gap": r["gap"]} for r in gaps["by_annotators"]],
-    "gap_vs_annotators_detail": gaps,
-    "gap_sequence": sequence,
-    "heldout_matching": {f"{a} | {b}": row for (a, b), row in d2.to_dict(orient="index").items()},
-    "jackknife_by_annotators": {"annotators": jack_sizes, "mean_abs_error": jack_err.tolist()},
-    "parametric_sweeps": {key: [{k: v for k, v in row.items() if k != "estimates"} for row in rows]
-                          for key, rows in sweeps.items()},
-    "mixture": {name: {"weights": m.weights, "alphas": m.alphas, "betas": m.betas, "loglik": m.loglik}
-                for name, m in (("v1", fitted["p1"]), ("matchedfrequency", fitted["p2"]))},
-})  # fmt: skip
+print(f"{len(R.claims)} claims, {sum(c.holds for c in R.claims)} hold")

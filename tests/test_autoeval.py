@@ -336,6 +336,44 @@ def test_held_out_pools_share_no_base_digit_with_the_classifiers_images():
     assert 0.25 < (len(pools.meta[0]) + len(pools.val[0])) / len(images) < 0.35
 
 
+def test_meta_validation_is_the_rmse_of_both_regressors_on_the_validation_meta_sets():
+    from types import SimpleNamespace
+
+    est, meta, *_ = _fitted()
+    val = [_outputs(200, correct_share=s, seed=200 + i) for i, s in enumerate(np.linspace(0.4, 0.9, 5))]
+    bb = SimpleNamespace(
+        meta_train=[o for o, _ in meta], meta_train_labels=[y for _, y in meta],
+        meta_val=[o for o, _ in val], meta_val_labels=[y for _, y in val],
+    )  # fmt: skip
+    summary, regression = ae.meta_validation(est, bb)
+    truth = np.array([float((o.logits.argmax(1) == y).mean()) for o, y in val])
+    mlp = np.array([est.predict_mlp(o) for o, _ in val])
+    lin = np.array([est.predict_linear(o) for o, _ in val])
+    assert summary["mlp"] == pytest.approx(100 * np.sqrt(np.mean((mlp - truth) ** 2)))
+    assert summary["linear_fd"] == pytest.approx(100 * np.sqrt(np.mean((lin - truth) ** 2)))
+    assert summary["accuracy_range"] == pytest.approx([0.3, 1.0], abs=0.08)
+    assert np.array_equal(regression["acc_val"], truth) and len(regression["fd_train"]) == len(meta)
+    assert regression["fd_val"] == pytest.approx([ae.representation(o.features, est.ref)[-1] for o, _ in val])
+
+
+def test_evaluation_sources_draw_each_source_from_its_own_stream_and_refuse_unknown_ones():
+    splits = {"v1": (DIGITS[:20], LABELS[:20])}
+    id_data, ood_data = ae.evaluation_sources(
+        splits, ["v1", "v1+fog@3"], ["letters", "textures"], 6, 16, seed=3
+    )
+    assert list(id_data) == ["v1", "v1+fog@3"] and list(ood_data) == ["letters", "textures"]
+    assert np.array_equal(id_data["v1+fog@3"][0], ae.id_source(splits, "v1+fog@3", 3)[0])
+    assert np.array_equal(
+        ood_data["letters"], ae.ood_images("letters", 6, 16, ae.stream(3, "ood_source", "letters"))
+    )
+    alone = ae.evaluation_sources(splits, ["v1"], ["textures"], 6, 16, seed=3)[1]
+    assert np.array_equal(alone["textures"], ood_data["textures"])  # independent of the other sources
+    with pytest.raises(ValueError, match=r"unknown OOD source\(s\) \['svhn'\]; valid: natural_patches"):
+        ae.evaluation_sources(splits, ["v1"], ["letters", "svhn"], 6, 16)
+    with pytest.raises(ValueError, match="no split 'v2'"):
+        ae.evaluation_sources(splits, ["v2"], ["letters"], 6, 16)
+
+
 # --- OOD sources --------------------------------------------------------------------------------
 
 

@@ -7,12 +7,14 @@ public name is re-exported by :mod:`shifteval.autoeval.protocol`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..datasets.ood import OOD_SOURCES, ood_images, ood_images_from_files
 from .metadataset import cutout, shear_contrast
 from .streams import stream, stream_seed
 
@@ -264,3 +266,65 @@ def unseen_transforms(images: ArrayLike, base: str, seed: int = 0) -> dict:
         f"{base}-A (cutout)": cutout(images, stream(seed, "unseen", "cutout")),
         f"{base}-B (shear + contrast)": shear_contrast(images, stream(seed, "unseen", "shear")),
     }
+
+
+def evaluation_sources(
+    splits: dict,
+    id_names: Sequence[str],
+    ood_names: Sequence[str],
+    n_ood: int,
+    side: int,
+    seed: int = 0,
+    ood_dirs: dict | None = None,
+) -> tuple[dict, dict]:
+    """The ID and OOD sources the test sets are mixed from (§4.1).
+
+    Parameters
+    ----------
+    splits : dict of str -> (images, labels)
+        As :attr:`Data.splits`.
+    id_names : sequence of str
+        ID sources, each as :func:`id_source` reads it (``v1``, ``v1+fog@3``, ...).
+    ood_names : sequence of str
+        Synthetic OOD sources, from :data:`shifteval.datasets.ood.OOD_SOURCES`.
+    n_ood : int
+        Images per OOD source.
+    side : int
+        The classifier's image side in pixels (OOD images are made or resized to it).
+    seed : int
+        The chapter's seed; every source has its own stream (``ood_source``, the source's name).
+    ood_dirs : dict of str -> path, optional
+        Real OOD sources: dataset name (``fashion-mnist``, ``mnist``) -> folder of its idx files, read by
+        :func:`shifteval.datasets.ood.ood_images_from_files`; they follow the synthetic ones.
+
+    Returns
+    -------
+    id_data : dict of str -> (images, labels)
+    ood_data : dict of str -> ndarray of float32 (n_ood, side, side)
+
+    Raises
+    ------
+    ValueError
+        For an unknown synthetic OOD source (the message lists the valid ones) or ID source.
+
+    Examples
+    --------
+    >>> x = np.random.default_rng(0).random((3, 16, 16)).astype(np.float32)
+    >>> id_data, ood_data = evaluation_sources({"v1": (x, np.arange(3))}, ["v1"], ["textures"], 4, 16)
+    >>> list(id_data), ood_data["textures"].shape
+    (['v1'], (4, 16, 16))
+    >>> evaluation_sources({"v1": (x, np.arange(3))}, ["v1"], ["faces"], 4, 16)
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown OOD source(s) ['faces']; valid: natural_patches, letters, textures
+    """
+    unknown = sorted(set(ood_names) - set(OOD_SOURCES))
+    if unknown:
+        raise ValueError(f"unknown OOD source(s) {unknown}; valid: {', '.join(OOD_SOURCES)}")
+    id_data = {name: id_source(splits, name, seed) for name in id_names}
+    ood_data = {s: ood_images(s, n_ood, side, stream(seed, "ood_source", s)) for s in ood_names}
+    ood_data |= {
+        s: ood_images_from_files(s, folder, n_ood, side, stream(seed, "ood_source", s))
+        for s, folder in (ood_dirs or {}).items()
+    }
+    return id_data, ood_data

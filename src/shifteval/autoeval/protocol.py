@@ -20,6 +20,7 @@ from .network import Outputs
 from .pools import (  # noqa: F401  (re-exported: the protocol's data and pools)
     Data,
     Pools,
+    evaluation_sources,
     id_source,
     image_splits,
     load_data,
@@ -396,3 +397,56 @@ def clean_bias(est: AutoEval, outputs: Outputs, labels: ArrayLike, percentile: f
     """
     truth = float((outputs.logits.argmax(1) == np.asarray(labels)).mean())
     return {m: 100 * (v - truth) for m, v in est.estimates(outputs, percentile).items()}
+
+
+def meta_validation(est: AutoEval, backbone: Any) -> tuple[dict, dict]:
+    """The regressors' error on the validation meta-sets (§3.3), and what Figure 3's analog draws.
+
+    Parameters
+    ----------
+    est : AutoEval
+        The fitted estimators.
+    backbone : Backbone
+        Its outputs and labels on the training meta-sets (``meta_train``, ``meta_train_labels``) and the
+        validation meta-sets (``meta_val``, ``meta_val_labels``).
+
+    Returns
+    -------
+    summary : dict
+        ``mlp`` and ``linear_fd``: RMSE in accuracy points of the MLP on the full representation and of
+        linear regression on FD alone; ``mlp_alpha``: the MLP's chosen L2 penalty; ``accuracy_range``:
+        the classifier's lowest and highest accuracy over the training meta-sets.
+    regression : dict
+        The keyword arguments of :func:`shifteval.viz.ood_autoeval.fig2_regression`: FD and accuracy of
+        every training and validation meta-set, both regressors' predictions and their RMSE.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from sklearn.dummy import DummyRegressor; from shifteval.autoeval.representation import Reference
+    >>> c = DummyRegressor(strategy="constant", constant=0.75).fit([[0.0]], [0.75])  # predicts 0.75
+    >>> est = AutoEval(Reference(np.zeros(2), np.eye(2), np.zeros(9)), c, c, (0.0, 0.0), 1.0, 1.0, 1.0, -1.0)
+    >>> o = Outputs(np.array([[2.0, 0.0], [0.0, 2.0]]), np.eye(2))
+    >>> bb = SimpleNamespace(meta_train=[o, o], meta_train_labels=[[0, 1], [0, 0]],
+    ...                      meta_val=[o], meta_val_labels=[[0, 0]])
+    >>> summary, regression = meta_validation(est, bb)
+    >>> summary["mlp"], summary["accuracy_range"], regression["acc_val"].tolist()
+    (25.0, [0.5, 1.0], [0.5])
+    """
+    from .representation import meta_targets
+
+    reps_train, train_acc = meta_targets(backbone.meta_train, backbone.meta_train_labels, est.ref)
+    reps_val, val_acc = meta_targets(backbone.meta_val, backbone.meta_val_labels, est.ref)
+    pred_mlp = np.array([est.predict_mlp(o) for o in backbone.meta_val])
+    pred_lin = np.array([est.predict_linear(o) for o in backbone.meta_val])
+    summary = {
+        "mlp": rmse(pred_mlp, val_acc),
+        "linear_fd": rmse(pred_lin, val_acc),
+        "mlp_alpha": est.mlp_alpha,
+        "accuracy_range": [float(train_acc.min()), float(train_acc.max())],
+    }
+    regression = {
+        "fd_train": reps_train[:, -1], "acc_train": train_acc, "fd_val": reps_val[:, -1], "acc_val": val_acc,
+        "pred_mlp": pred_mlp, "pred_lin": pred_lin, "rmse_mlp": summary["mlp"], "rmse_lin": summary["linear_fd"],
+    }  # fmt: skip
+    return summary, regression
