@@ -288,8 +288,8 @@ def share_sweep(
     Returns
     -------
     pandas.DataFrame
-        Index ``ood_share``, one column per method of :data:`METHODS` (every method must be estimated:
-        the outputs need ``rotation_correct``).
+        Index ``ood_share``, one column per method of :data:`METHODS` that the outputs allow (``rotation``
+        only where they carry ``rotation_correct``).
 
     Examples
     --------
@@ -304,11 +304,14 @@ def share_sweep(
     >>> s = share_sweep(est, {"v1": v1, "noise": noise}, {"v1": y}, [0.0, 0.5], set_size=20, percentile=99.5)
     >>> s[["autoeval", "autoeval_energy_ood"]].round(2).values.tolist()
     [[20.0, 20.0], [30.0, 10.0]]
+    >>> no_rotation = {k: Outputs(o.logits, o.features, None, o.energy) for k, o in (("v1", v1), ("noise", noise))}
+    >>> "rotation" in share_sweep(est, no_rotation, {"v1": y}, [0.5], set_size=20, percentile=99.5)
+    False
     """
     rows = []
     for share in shares:
         f = evaluate(est, outputs, id_labels, outputs, **{**mixing, "ood_share": share, "repeats": 1})
-        rows.append({"ood_share": share, **{m: rmse(f[m], f["truth"]) for m in METHODS}})
+        rows.append({"ood_share": share, **{m: rmse(f[m], f["truth"]) for m in METHODS if m in f}})
     return pd.DataFrame(rows).set_index("ood_share")
 
 
