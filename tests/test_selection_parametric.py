@@ -139,3 +139,24 @@ def test_bootstrap_matches_the_spread_over_fresh_data():
     assert np.array_equal(again["samples"], boot["samples"])  # reproducible
     with pytest.raises(ValueError, match="'n_boot' must be an integer >= 2"):
         selection.bootstrap_parametric(c1, c2, correct, 20, n_boot=1)
+
+
+def test_posterior_frequencies_draw_from_each_items_posterior_mixture():
+    from shifteval.selection_bootstrap import posterior_frequencies
+
+    mix = selection.BetaBinomialMixture(W, A, B, 0.0, 10, 0, True)
+    k = np.array([0, 3, 10, 7, 3])
+    # per item: component j with probability ∝ γ_j BetaBinom(k; n, α_j, β_j), then Beta(α_j + k, β_j + n − k)
+    rng = np.random.default_rng(5)
+    u = rng.random(len(k))
+    expected = []
+    for ki, ui in zip(k, u, strict=True):
+        w = mix.weights * stats.betabinom.pmf(ki, 10, mix.alphas, mix.betas)
+        j = min(int((ui > np.cumsum(w / w.sum())).sum()), 1)
+        expected.append(rng.beta(mix.alphas[j] + ki, mix.betas[j] + 10 - ki))
+    got = posterior_frequencies(mix, k, 10, np.random.default_rng(5))
+    assert got == pytest.approx(expected, rel=1e-12)
+    many = posterior_frequencies(mix, np.full(40_000, 10), 10, np.random.default_rng(0))
+    w = mix.weights * stats.betabinom.pmf(10, 10, mix.alphas, mix.betas)
+    mean = np.sum(w / w.sum() * (mix.alphas + 10) / (mix.alphas + mix.betas + 10))
+    assert many.mean() == pytest.approx(mean, abs=0.003)

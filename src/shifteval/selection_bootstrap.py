@@ -54,12 +54,13 @@ def posterior_frequencies(
     0.86
     """
     k = np.asarray(counts)
+    levels = np.arange(n + 1)  # the responsibilities depend on k alone: n + 1 columns, not one per item
     logp = np.stack([
-        np.log(w) + stats.betabinom.logpmf(k, n, a, b)
+        np.log(w) + stats.betabinom.logpmf(levels, n, a, b)
         for w, a, b in zip(mixture.weights, mixture.alphas, mixture.betas, strict=True)
     ])  # fmt: skip
     resp = np.exp(logp - logp.max(axis=0))
-    resp /= resp.sum(axis=0)
+    resp = (resp / resp.sum(axis=0))[:, k]
     comp = np.minimum((rng.random(len(k))[None, :] > np.cumsum(resp, axis=0)).sum(axis=0), len(resp) - 1)
     return rng.beta(mixture.alphas[comp] + k, mixture.betas[comp] + n - k)
 
