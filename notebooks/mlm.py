@@ -220,7 +220,7 @@ R.say(
     zeros_cluster,
     R.claim(
         "mlm-9-to-7",
-        "The clean test set's most frequent error from 9 is 9 → {j} ({c} images); the perturbed MLM ranks 9 → 7 {r} of 9 in row 9 (likelihood {m:.3f}), not its largest entry, as in the paper.",
+        "The clean test set's most frequent error from 9 is 9 → {j} ({c} images); in row 9 of the perturbed MLM, 9 → 7 is in place {r} of 9 (likelihood {m:.3f}), not the largest entry, as in the paper.",
         mlm.row_rank(M_perturbed, 9, 7) > 1,
         j=top9,
         c=int(cm[9, top9]),
@@ -233,7 +233,7 @@ R.say(
 rho_clean_pert = mlm.rank_agreement(M_clean, M_perturbed)[0]
 seven_to_two = R.claim(
     "mlm-7-to-2",
-    "In row 7 of the perturbed MLM, 7 → 2 ranks {r} of 9 (likelihood {m:.3f}), as in the paper among the likelier confusions of 7.",
+    "In row 7 of the perturbed MLM, 7 → 2 is in place {r} of 9 (likelihood {m:.3f}), as in the paper among the likelier confusions of 7.",
     mlm.row_rank(M_perturbed, 7, 2) <= 3,
     r=mlm.row_rank(M_perturbed, 7, 2),
     m=float(M_perturbed[7, 2]),
