@@ -529,6 +529,8 @@ R.say(*[
             ref=ref.split("from ")[1], h=-gap[1], i=gap[0])
     for ref, gap in d2_gaps.items()
 ])  # fmt: skip
+
+# %% tags=["remove-input"]
 i10, i5 = d2_gaps["v1 from 10 votes"][0], d2_gaps["v1 from 5 votes"][0]
 R.say(R.claim("d2-unlike-paper", "Unlike the paper, where the in-sample frequencies agree (0.71 and 0.71) and the bias is "
               "\"undetectable without heldout samples\", v1's 10-vote frequencies already differ in-sample ({a:+.3f}): they "
