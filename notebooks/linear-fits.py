@@ -121,8 +121,11 @@ R.claim(
     "on ImageNet {c:.3f} times the original minus {d:.1f}% — within 0.006 of the paper's slopes 1.69 and "
     "1.11 and 0.1 point of its offsets −72.7% and −20.2%.",
     worst["slope"] <= 0.006 and worst["intercept"] <= 0.1,
-    a=c["slope"], b=-c["intercept"], c=i["slope"], d=-i["intercept"],
-)  # fmt: skip
+    a=c["slope"],
+    b=-c["intercept"],
+    c=i["slope"],
+    d=-i["intercept"],
+)
 
 # %% tags=["remove-input"]
 R.claim(
@@ -131,8 +134,9 @@ R.claim(
     "{di:.2f} points in the offset: the Monte Carlo error of 100,000 replicates plus the rounding of the "
     "printed accuracies.",
     worst["slope_ci"] <= 0.01 and worst["intercept_ci"] <= 0.5,
-    ds=worst["slope_ci"], di=worst["intercept_ci"],
-)  # fmt: skip
+    ds=worst["slope_ci"],
+    di=worst["intercept_ci"],
+)
 
 # %% [markdown]
 # ```{glue:figure} linear-fits-paper-fig1
@@ -147,15 +151,32 @@ R.claim(
 # %% tags=["remove-input"]
 drop = {k: float((t.orig_acc - t.new_acc).min()) for k, t in (("c", cifar), ("i", imnet))}
 low = {"c": fits["cifar10"].slope_ci[0], "i": fits["imagenet_top1_matchedfrequency_cnn"].slope_ci[0]}
-display(R.say(
-    R.claim("fig1-every-model-drops", "Every model of both tables is less accurate on the new test set: "
-            "the smallest drop is {c:.1f} points on CIFAR-10 and {i:.1f} on ImageNet.", min(drop.values()) > 0, **drop),
-    R.claim("fig1-slope-above-one", "The slope's 95% interval lies above 1 on both datasets (lower ends "
-            "{c:.3f} and {i:.3f}),", min(low.values()) > 1, **low),
-    "so each point gained on the original test set comes with *more* than a point on the new one. Recht et "
-    "al. (§3.3) read this as \"model robustness improves with increasing accuracy\", the opposite of the "
-    "diminishing returns that strong adaptive overfitting would produce.",
-))  # fmt: skip
+fig1_every_model_drops = R.claim(
+    "fig1-every-model-drops",
+    "Every model of both tables is less accurate on the new test set: "
+    "the smallest drop is {c:.1f} points on CIFAR-10 and {i:.1f} on ImageNet.",
+    min(drop.values()) > 0,
+    **drop,
+)
+
+# %% tags=["remove-input"]
+fig1_slope_above_one = R.claim(
+    "fig1-slope-above-one",
+    "The slope's 95% interval lies above 1 on both datasets (lower ends {c:.3f} and {i:.3f}),",
+    min(low.values()) > 1,
+    **low,
+)
+
+# %% tags=["remove-input"]
+display(
+    R.say(
+        fig1_every_model_drops,
+        fig1_slope_above_one,
+        "so each point gained on the original test set comes with *more* than a point on the new one. Recht et "
+        'al. (§3.3) read this as "model robustness improves with increasing accuracy", the opposite of the '
+        "diminishing returns that strong adaptive overfitting would produce.",
+    )
+)
 
 # %% [markdown]
 # ## The error bars and the size of a test set (§2, App. B.1)
@@ -170,8 +191,12 @@ display(R.say(
 # %%
 cp_dev = testbeds.recht2019_interval_deviation(paper["test_set_sizes"], tables)
 widths = {a: testbeds.clopper_pearson_max_halfwidth(10_000, alpha=a) for a in (0.05, 1e-4)}
-R.record({"clopper_pearson_max_deviation": cp_dev,
-          "clopper_pearson_max_halfwidth": {str(a): v for a, v in widths.items()}})  # fmt: skip
+R.record(
+    {
+        "clopper_pearson_max_deviation": cp_dev,
+        "clopper_pearson_max_halfwidth": {str(a): v for a, v in widths.items()},
+    }
+)
 b1 = [round(100 * float(b), 1) for b in linfit.clopper_pearson(1800, 2000)]
 viz.table("linear-fits-cp", pd.DataFrame(cp_dev).T.round(3))
 main_dev = max(max(v.values()) for k, v in cp_dev.items() if k != "recht2019_cifar10 (n = 2,000)")
@@ -187,23 +212,48 @@ t11 = {n: cp_dev[f"recht2019_cifar10 (n = {n})"]["new"] for n in ("2,021", "2,00
 # ```
 
 # %% tags=["remove-input"]
-display(R.say(
-    R.claim("cp-printed-reproduced", "Recomputed from the printed accuracies, every printed bound of Tables 11, "
-            "12 and 14-19 is reproduced to within {d:.3f} points, the rounding of the printed accuracy.",
-            main_dev <= 0.1 + 1e-9, d=main_dev),
-    R.claim("cp-sizes-indistinct", "Table 11's new-test-set bounds are reproduced to within {a:.3f} points "
-            "with 2,021 images and {b:.3f} with 2,000: the printed intervals cannot tell the two sizes apart.",
-            max(t11.values()) <= 0.1 + 1e-9, a=t11["2,021"], b=t11["2,000"]),
-))  # fmt: skip
+cp_printed_reproduced = R.claim(
+    "cp-printed-reproduced",
+    "Recomputed from the printed accuracies, every printed bound of Tables 11, "
+    "12 and 14-19 is reproduced to within {d:.3f} points, the rounding of the printed accuracy.",
+    main_dev <= 0.1 + 1e-9,
+    d=main_dev,
+)
 
 # %% tags=["remove-input"]
-display(R.say(
-    R.claim("cp-section2-widths", "The §2 bounds hold: over all accuracies, a 95% interval with 10,000 images "
-            "reaches at most ±{a:.2f}% and a 99.99% interval at most ±{b:.2f}%.",
-            widths[0.05] <= 0.01 and widths[1e-4] <= 0.02, a=100 * widths[0.05], b=100 * widths[1e-4]),
-    R.claim("cp-b1-interval", "App. B.1's interval is reproduced: 1,800 correct of 2,000 gives "
-            "[{lo:.1f}%, {hi:.1f}%].", b1 == [88.6, 91.3], lo=b1[0], hi=b1[1]),
-))  # fmt: skip
+cp_sizes_indistinct = R.claim(
+    "cp-sizes-indistinct",
+    "Table 11's new-test-set bounds are reproduced to within {a:.3f} points "
+    "with 2,021 images and {b:.3f} with 2,000: the printed intervals cannot tell the two sizes apart.",
+    max(t11.values()) <= 0.1 + 1e-9,
+    a=t11["2,021"],
+    b=t11["2,000"],
+)
+
+# %% tags=["remove-input"]
+display(R.say(cp_printed_reproduced, cp_sizes_indistinct))
+
+# %% tags=["remove-input"]
+cp_section2_widths = R.claim(
+    "cp-section2-widths",
+    "The §2 bounds hold: over all accuracies, a 95% interval with 10,000 images "
+    "reaches at most ±{a:.2f}% and a 99.99% interval at most ±{b:.2f}%.",
+    widths[0.05] <= 0.01 and widths[1e-4] <= 0.02,
+    a=100 * widths[0.05],
+    b=100 * widths[1e-4],
+)
+
+# %% tags=["remove-input"]
+cp_b1_interval = R.claim(
+    "cp-b1-interval",
+    "App. B.1's interval is reproduced: 1,800 correct of 2,000 gives [{lo:.1f}%, {hi:.1f}%].",
+    b1 == [88.6, 91.3],
+    lo=b1[0],
+    hi=b1[1],
+)
+
+# %% tags=["remove-input"]
+display(R.say(cp_section2_widths, cp_b1_interval))
 
 # %% [markdown]
 # ## Three ways to sample a new test set (§4, Table 2, Figures 2 and 12)
@@ -220,10 +270,13 @@ strategies, topk = testbeds.STRATEGIES, testbeds.TOPK
 table2 = {s: {k: linfit.mean_change(tables[f"recht2019_imagenet_{k}_{s}"]) for k in topk} for s in strategies}
 R.record({"table2": table2})
 frame2 = {
-    s: {**{f"{k} (ours)": v[k] for k in topk}, **{f"{k} (paper)": paper["table2"][s][k] for k in topk},
-        "selection frequency (paper)": paper["table2"][s]["selection_frequency"]}
+    s: {
+        **{f"{k} (ours)": v[k] for k in topk},
+        **{f"{k} (paper)": paper["table2"][s][k] for k in topk},
+        "selection frequency (paper)": paper["table2"][s]["selection_frequency"],
+    }
     for s, v in table2.items()
-}  # fmt: skip
+}
 viz.table("linear-fits-table2", pd.DataFrame(frame2).T.round(2))
 rounded = {f"{s}/{k}": round(v[k], 1) == paper["table2"][s][k] for s, v in table2.items() for k in topk}
 mf1, ti1 = table2["matchedfrequency"]["top1"], table2["topimages"]["top1"]
@@ -238,17 +291,34 @@ mf1, ti1 = table2["matchedfrequency"]["top1"], table2["topimages"]["top1"]
 # ```
 
 # %% tags=["remove-input"]
-display(R.say(
-    R.claim("table2-reproduced", "All six average changes equal the paper's Table 2 once rounded to one "
-            "decimal.", all(rounded.values()), mismatches=[k for k, v in rounded.items() if not v]),
-    "All three test sets have a higher average selection frequency than the original validation set (0.71, "
-    "quoted), yet",
-    R.claim("table2-spread", "MatchedFrequency costs {mf:.1f} points of top-1 accuracy on average while "
-            "TopImages gains {ti:.1f}:", mf1 < -10 and ti1 > 0, mf=-mf1, ti=ti1),
-    "small differences in how a replication samples its images move accuracies more than a decade of "
-    "architecture research. Engstrom et al. (2020) explain why; the selection-bias chapter reproduces "
-    "their argument.",
-))  # fmt: skip
+table2_reproduced = R.claim(
+    "table2-reproduced",
+    "All six average changes equal the paper's Table 2 once rounded to one decimal.",
+    all(rounded.values()),
+    mismatches=[k for k, v in rounded.items() if not v],
+)
+
+# %% tags=["remove-input"]
+table2_spread = R.claim(
+    "table2-spread",
+    "MatchedFrequency costs {mf:.1f} points of top-1 accuracy on average while TopImages gains {ti:.1f}:",
+    mf1 < -10 and ti1 > 0,
+    mf=-mf1,
+    ti=ti1,
+)
+
+# %% tags=["remove-input"]
+display(
+    R.say(
+        table2_reproduced,
+        "All three test sets have a higher average selection frequency than the original validation set (0.71, "
+        "quoted), yet",
+        table2_spread,
+        "small differences in how a replication samples its images move accuracies more than a decade of "
+        "architecture research. Engstrom et al. (2020) explain why; the selection-bias chapter reproduces "
+        "their argument.",
+    )
+)
 
 # %% [markdown]
 # The paper's Figure 2 shows the top-1 fits on Threshold0.7 and TopImages; its App. C.4.5 Figure 12 shows
@@ -257,8 +327,10 @@ display(R.say(
 
 # %%
 key12 = {f"imagenet_{k}_{s}_cnn": f"{k}, {s}" for k in topk for s in strategies}
-ref12 = {"top1, matchedfrequency": paper["imagenet_top1_matchedfrequency_fit"],
-         "top5, topimages": paper["imagenet_top5_topimages_slope"]}  # fmt: skip
+ref12 = {
+    "top1, matchedfrequency": paper["imagenet_top1_matchedfrequency_fit"],
+    "top5, topimages": paper["imagenet_top5_topimages_slope"],
+}
 viz.figure("linear-fits-paper-fig12", viz.linear_fits.fig12_all_test_sets(tables, fits))
 viz.table("linear-fits-strategies", testbeds.fits_frame({v: fits[k] for k, v in key12.items()}, ref12))
 t5, t1 = fits["imagenet_top5_topimages_cnn"], fits["imagenet_top1_topimages_cnn"]
@@ -281,25 +353,49 @@ others = [k for k in key12 if "topimages" not in k]
 # ```
 
 # %% tags=["remove-input"]
-display(R.say(
-    R.claim("fig12-all-linear", "All six panels follow a line closely: every fit's correlation is at least "
-            "{r:.4f}.", min(fits[k].r for k in key12) >= 0.99, r=min(fits[k].r for k in key12)),
-    R.claim("fig12-top5-topimages", "The top-5 TopImages slope is {s:.3f} [{lo:.3f}, {hi:.3f}]: the paper's "
-            "0.88 [0.81, 0.91] within rounding and Monte Carlo error, and below 1.",
-            abs(t5.slope - 0.88) <= 0.006 and t5.slope_ci[1] < 1
-            and np.abs(np.subtract(t5.slope_ci, (0.81, 0.91))).max() <= 0.01,
-            s=t5.slope, lo=t5.slope_ci[0], hi=t5.slope_ci[1]),
-))  # fmt: skip
+fig12_all_linear = R.claim(
+    "fig12-all-linear",
+    "All six panels follow a line closely: every fit's correlation is at least {r:.4f}.",
+    min(fits[k].r for k in key12) >= 0.99,
+    r=min(fits[k].r for k in key12),
+)
 
 # %% tags=["remove-input"]
-display(R.say(
-    R.claim("fig12-top1-topimages", "Figure 12's caption calls that slope the only one significantly below 1; "
-            "in our refit the top-1 TopImages interval, [{lo:.3f}, {hi:.3f}], excludes 1 as well.",
-            t1.slope_ci[1] < 1, lo=t1.slope_ci[0], hi=t1.slope_ci[1]),
-    R.claim("fig12-others-above-one", "On MatchedFrequency and Threshold0.7 all four intervals lie above 1 "
-            "(lowest lower end {lo:.3f}).", min(fits[k].slope_ci[0] for k in others) > 1,
-            lo=min(fits[k].slope_ci[0] for k in others)),
-))  # fmt: skip
+fig12_top5_topimages = R.claim(
+    "fig12-top5-topimages",
+    "The top-5 TopImages slope is {s:.3f} [{lo:.3f}, {hi:.3f}]: the paper's "
+    "0.88 [0.81, 0.91] within rounding and Monte Carlo error, and below 1.",
+    abs(t5.slope - 0.88) <= 0.006
+    and t5.slope_ci[1] < 1
+    and np.abs(np.subtract(t5.slope_ci, (0.81, 0.91))).max() <= 0.01,
+    s=t5.slope,
+    lo=t5.slope_ci[0],
+    hi=t5.slope_ci[1],
+)
+
+# %% tags=["remove-input"]
+display(R.say(fig12_all_linear, fig12_top5_topimages))
+
+# %% tags=["remove-input"]
+fig12_top1_topimages = R.claim(
+    "fig12-top1-topimages",
+    "Figure 12's caption calls that slope the only one significantly below 1; "
+    "in our refit the top-1 TopImages interval, [{lo:.3f}, {hi:.3f}], excludes 1 as well.",
+    t1.slope_ci[1] < 1,
+    lo=t1.slope_ci[0],
+    hi=t1.slope_ci[1],
+)
+
+# %% tags=["remove-input"]
+fig12_others_above_one = R.claim(
+    "fig12-others-above-one",
+    "On MatchedFrequency and Threshold0.7 all four intervals lie above 1 (lowest lower end {lo:.3f}).",
+    min(fits[k].slope_ci[0] for k in others) > 1,
+    lo=min(fits[k].slope_ci[0] for k in others),
+)
+
+# %% tags=["remove-input"]
+display(R.say(fig12_top1_topimages, fig12_others_above_one))
 
 # %% [markdown]
 # ## Linear or probit? (§5.3, App. C.2, Figures 6 and 13)
@@ -342,10 +438,13 @@ R.claim(
     "fig6-probit-better",
     "With the Fisher vectors included the probit line fits better: its residuals are {p:.2f} points against "
     "{l:.2f} for the linear line, and its bootstrap band is at most {bp:.1f} points wide against {bl:.1f} — "
-    "the paper's \"significantly smaller\" region.",
+    'the paper\'s "significantly smaller" region.',
     rms6["probit"] < rms6["linear"] and band6["probit"] < band6["linear"] / 2,
-    p=rms6["probit"], l=rms6["linear"], bp=band6["probit"], bl=band6["linear"],
-)  # fmt: skip
+    p=rms6["probit"],
+    l=rms6["linear"],
+    bp=band6["probit"],
+    bl=band6["linear"],
+)
 
 # %%
 key13 = {f"imagenet_{k}_{s}_all_probit": f"{k}, {s}" for k in topk for s in strategies}
@@ -375,8 +474,9 @@ R.claim(
     "On all six panels one probit line describes every model, Fisher vectors included, across at least "
     "{span:.0f} points of original accuracy: every correlation is at least {r:.4f}.",
     r13 >= 0.998 and span13 >= 50,
-    r=r13, span=span13,
-)  # fmt: skip
+    r=r13,
+    span=span13,
+)
 
 # %% [markdown]
 # ## Few changes in the relative order (§3.3)
@@ -416,8 +516,10 @@ R.claim(
     "MatchedFrequency — above 0.98 on both, above 0.99 only on ImageNet — and no model moves more than "
     "{m} places.",
     0.98 < rs_c["spearman"] <= 0.99 < rs_i["spearman"],
-    c=rs_c["spearman"], i=rs_i["spearman"], m=max(rs_c["max_abs_delta_rank"], rs_i["max_abs_delta_rank"]),
-)  # fmt: skip
+    c=rs_c["spearman"],
+    i=rs_i["spearman"],
+    m=max(rs_c["max_abs_delta_rank"], rs_i["max_abs_delta_rank"]),
+)
 
 # %% [markdown]
 # ## The exactly class-balanced CIFAR-10 test set (App. B.2.9, Table 12)
@@ -442,14 +544,26 @@ viz.table("linear-fits-balanced", testbeds.fits_frame({"Table 11 (v4)": fm, "Tab
 # ```
 
 # %% tags=["remove-input"]
-display(R.say(
-    R.claim("balanced-improvement", "On Table 12 the {n} models below the median original accuracy gain "
-            "{lo:.2f} points on average and the others {hi:.2f};",
-            balanced["lower_half"] > balanced["upper_half"] > 0,
-            n=balanced["n_lower"], lo=balanced["lower_half"], hi=balanced["upper_half"]),
-    R.claim("balanced-best-unchanged", "the best model's drop is {b:.1f} points on both test sets.",
-            balanced["best_gap_main"] == balanced["best_gap_other"], b=balanced["best_gap_main"]),
-))  # fmt: skip
+balanced_improvement = R.claim(
+    "balanced-improvement",
+    "On Table 12 the {n} models below the median original accuracy gain "
+    "{lo:.2f} points on average and the others {hi:.2f};",
+    balanced["lower_half"] > balanced["upper_half"] > 0,
+    n=balanced["n_lower"],
+    lo=balanced["lower_half"],
+    hi=balanced["upper_half"],
+)
+
+# %% tags=["remove-input"]
+balanced_best_unchanged = R.claim(
+    "balanced-best-unchanged",
+    "the best model's drop is {b:.1f} points on both test sets.",
+    balanced["best_gap_main"] == balanced["best_gap_other"],
+    b=balanced["best_gap_main"],
+)
+
+# %% tags=["remove-input"]
+display(R.say(balanced_improvement, balanced_best_unchanged))
 
 # %% tags=["remove-input"]
 R.claim(
@@ -457,8 +571,11 @@ R.claim(
     "The balanced fit's slope, {sb:.3f} [{lo:.3f}, {hi:.3f}], is a little flatter than the main fit's "
     "{sm:.3f}, which its interval contains.",
     fb.slope < fm.slope and fb.slope_ci[0] <= fm.slope <= fb.slope_ci[1],
-    sb=fb.slope, lo=fb.slope_ci[0], hi=fb.slope_ci[1], sm=fm.slope,
-)  # fmt: skip
+    sb=fb.slope,
+    lo=fb.slope_ci[0],
+    hi=fb.slope_ci[1],
+    sm=fm.slope,
+)
 
 # %% [markdown]
 # ## A second testbed: 136 timm models (Engstrom et al. 2020, App. G)
@@ -489,15 +606,29 @@ ref_eng = published.reported()["engstrom2020"]["linear_fit_slope"]
 # ```
 
 # %% tags=["remove-input"]
-display(R.say(
-    R.claim("engstrom-slope", "Our fit to the 136 models has slope {s:.3f} (95% interval {lo:.3f}–{hi:.3f}) "
-            "and offset {b:.1f}%, within Engstrom et al.'s 1.13 ± 0.05 for their unadjusted fit.",
-            abs(eng_fit.slope - ref_eng["unadjusted"]) <= ref_eng["unadjusted_pm"],
-            s=eng_fit.slope, lo=eng_fit.slope_ci[0], hi=eng_fit.slope_ci[1], b=100 * eng_fit.intercept),
-    R.claim("engstrom-continues-line", "The newer models continue Recht et al.'s line: they sit on average "
-            "{m:.2f} points below it, at a root-mean-square distance of {r:.2f} points.",
-            0 < -eng_res["mean"] < 1.5 and eng_res["rms"] < 1.5, m=-eng_res["mean"], r=eng_res["rms"]),
-))  # fmt: skip
+engstrom_slope = R.claim(
+    "engstrom-slope",
+    "Our fit to the 136 models has slope {s:.3f} (95% interval {lo:.3f}–{hi:.3f}) "
+    "and offset {b:.1f}%, within Engstrom et al.'s 1.13 ± 0.05 for their unadjusted fit.",
+    abs(eng_fit.slope - ref_eng["unadjusted"]) <= ref_eng["unadjusted_pm"],
+    s=eng_fit.slope,
+    lo=eng_fit.slope_ci[0],
+    hi=eng_fit.slope_ci[1],
+    b=100 * eng_fit.intercept,
+)
+
+# %% tags=["remove-input"]
+engstrom_continues_line = R.claim(
+    "engstrom-continues-line",
+    "The newer models continue Recht et al.'s line: they sit on average "
+    "{m:.2f} points below it, at a root-mean-square distance of {r:.2f} points.",
+    0 < -eng_res["mean"] < 1.5 and eng_res["rms"] < 1.5,
+    m=-eng_res["mean"],
+    r=eng_res["rms"],
+)
+
+# %% tags=["remove-input"]
+display(R.say(engstrom_slope, engstrom_continues_line))
 
 # %% [markdown]
 # ## Why a line? The Gaussian difficulty model (§5.3)
@@ -559,26 +690,41 @@ c_shift = R.claim(
     "gaussian-shift-slope-one",
     "With a pure shift of difficulty the fitted probit slope is {s:.3f}, within {d:.3f} of 1.",
     abs(shift.slope - 1) < 0.02,
-    s=shift.slope, d=abs(shift.slope - 1),
-)  # fmt: skip
+    s=shift.slope,
+    d=abs(shift.slope - 1),
+)
 R.number("linear-fits-gauss-shift-slope", c_shift.inline(), "{}")
 c_fit = R.claim(
     "gaussian-fit-matches-analytic",
     "In both testbeds the simulated fit agrees with the analytic line to within {d:.3f} in slope and "
     "intercept, the sampling noise of finite test sets.",
-    gdev < 0.05, d=gdev,
-)  # fmt: skip
+    gdev < 0.05,
+    d=gdev,
+)
 
 # %% tags=["remove-input"]
-display(R.say(
-    c_fit, c_shift, "A harder test set alone lowers the line but does not tilt it.",
-    R.claim("gaussian-narrow-slope-above-one", "With σ₂ = 0.8 the slope is {s:.3f} (analytic {u:.3f}) and its "
-            "interval [{lo:.3f}, {hi:.3f}] lies above 1: the tilt comes from the narrower spread.",
-            narrow.slope_ci[0] > 1, s=narrow.slope, u=gauss["mean shift, narrower spread"][2],
-            lo=narrow.slope_ci[0], hi=narrow.slope_ci[1]),
-    "Nothing in the model refers to adaptive overfitting. It does not say *why* the new test set is harder — "
-    "the selection-bias and replication-world chapters take that up.",
-))  # fmt: skip
+gaussian_narrow_slope_above_one = R.claim(
+    "gaussian-narrow-slope-above-one",
+    "With σ₂ = 0.8 the slope is {s:.3f} (analytic {u:.3f}) and its "
+    "interval [{lo:.3f}, {hi:.3f}] lies above 1: the tilt comes from the narrower spread.",
+    narrow.slope_ci[0] > 1,
+    s=narrow.slope,
+    u=gauss["mean shift, narrower spread"][2],
+    lo=narrow.slope_ci[0],
+    hi=narrow.slope_ci[1],
+)
+
+# %% tags=["remove-input"]
+display(
+    R.say(
+        c_fit,
+        c_shift,
+        "A harder test set alone lowers the line but does not tilt it.",
+        gaussian_narrow_slope_above_one,
+        "Nothing in the model refers to adaptive overfitting. It does not say *why* the new test set is harder — "
+        "the selection-bias and replication-world chapters take that up.",
+    )
+)
 
 # %% [markdown]
 # ## The replication world's zoo on the same axes
@@ -628,21 +774,43 @@ zr = min(f.r for f in zoo_fits.values())
 R.claim(
     "zoo-linear",
     "The zoo's accuracies lie close to a line on every replicated set: every correlation is at least {r:.3f}.",
-    zr >= 0.95, r=zr,
-)  # fmt: skip
+    zr >= 0.95,
+    r=zr,
+)
 
 # %% tags=["remove-input"]
-display(R.say(
-    R.claim("zoo-mf-linear-slope", "On MatchedFrequency the linear slope is {s:.2f} (95% interval {lo:.2f}–{hi:.2f}, "
-            "{w:.2f} wide; Recht et al.'s from 64 ImageNet networks is 0.12 wide), well below CIFAR-10's 1.69.",
-            mf.slope_ci[1] < 1.69, s=mf.slope, lo=mf.slope_ci[0], hi=mf.slope_ci[1], w=np.ptp(mf.slope_ci)),
-    R.claim("zoo-mf-probit-slope", "On probit axes the slope is {p:.2f} ({lo:.2f}–{hi:.2f}), below the linear one:",
-            mf_probit.slope < mf.slope, p=mf_probit.slope, lo=mf_probit.slope_ci[0], hi=mf_probit.slope_ci[1]),
-    "the tilt of the line depends on the axes it is drawn on (§5.3). Recht et al. (§3.3) read a slope above 1 as "
-    "\"model robustness improves with increasing accuracy\"; Engstrom et al. argue that much of that slope is an "
-    "artefact of how the replication selected its images. Whether a slope lies above 1 is read from its interval "
-    "(the table above), not from its point estimate.",
-))  # fmt: skip
+zoo_mf_linear_slope = R.claim(
+    "zoo-mf-linear-slope",
+    "On MatchedFrequency the linear slope is {s:.2f} (95% interval {lo:.2f}–{hi:.2f}, "
+    "{w:.2f} wide; Recht et al.'s from 64 ImageNet networks is 0.12 wide), well below CIFAR-10's 1.69.",
+    mf.slope_ci[1] < 1.69,
+    s=mf.slope,
+    lo=mf.slope_ci[0],
+    hi=mf.slope_ci[1],
+    w=np.ptp(mf.slope_ci),
+)
+
+# %% tags=["remove-input"]
+zoo_mf_probit_slope = R.claim(
+    "zoo-mf-probit-slope",
+    "On probit axes the slope is {p:.2f} ({lo:.2f}–{hi:.2f}), below the linear one:",
+    mf_probit.slope < mf.slope,
+    p=mf_probit.slope,
+    lo=mf_probit.slope_ci[0],
+    hi=mf_probit.slope_ci[1],
+)
+
+# %% tags=["remove-input"]
+display(
+    R.say(
+        zoo_mf_linear_slope,
+        zoo_mf_probit_slope,
+        "the tilt of the line depends on the axes it is drawn on (§5.3). Recht et al. (§3.3) read a slope above 1 as "
+        '"model robustness improves with increasing accuracy"; Engstrom et al. argue that much of that slope is an '
+        "artefact of how the replication selected its images. Whether a slope lies above 1 is read from its interval "
+        "(the table above), not from its point estimate.",
+    )
+)
 
 # %% [markdown]
 # ## What the per-image predictions add
@@ -662,15 +830,19 @@ agreement, max_dev = perimage.compare_with_paper(corr)
 
 # %% tags=["remove-input"]
 R.say(
-    R.claim("per-image-tables-agree",
-            "All {n:,} printed values of Tables 14–19 ({values:,} accuracies, bounds and gaps, {ranks:,} ranks) "
-            "agree with the recomputation from the released predictions of {models} models, to the printed "
-            "rounding (largest difference {dev:.2f} points, at exact ties).",
-            bool(agreement["agrees"].all()) and max_dev <= 0.05 + 1e-9 and perimage.only_ties_differ(agreement),
-            n=len(agreement),
-            values=int((~agreement["column"].str.endswith("rank")).sum()),
-            ranks=int(agreement["column"].str.endswith("rank").sum()), models=len(corr.models), dev=max_dev),
-)  # fmt: skip
+    R.claim(
+        "per-image-tables-agree",
+        "All {n:,} printed values of Tables 14–19 ({values:,} accuracies, bounds and gaps, {ranks:,} ranks) "
+        "agree with the recomputation from the released predictions of {models} models, to the printed "
+        "rounding (largest difference {dev:.2f} points, at exact ties).",
+        bool(agreement["agrees"].all()) and max_dev <= 0.05 + 1e-9 and perimage.only_ties_differ(agreement),
+        n=len(agreement),
+        values=int((~agreement["column"].str.endswith("rank")).sum()),
+        ranks=int(agreement["column"].str.endswith("rank").sum()),
+        models=len(corr.models),
+        dev=max_dev,
+    ),
+)
 
 # %% [markdown]
 # **Uncertainty from the images as well as the models.** The paper's bootstrap resamples models: it
@@ -684,19 +856,33 @@ viz.table("linear-fits-per-image-bootstrap", two_level.round(3))
 
 # %% tags=["remove-input"]
 mo, mi = two_level.loc["models"], two_level.loc["models+images"]
-R.say(
-    R.claim("per-image-two-level-wider",
-            "On probit axes the MatchedFrequency top-1 slope is {slope:.3f}; resampling models gives "
-            "[{lo1:.3f}, {hi1:.3f}], resampling models and images widens it to [{lo2:.3f}, {hi2:.3f}].",
-            (mi.slope_high - mi.slope_low) > (mo.slope_high - mo.slope_low),
-            slope=mo.slope, lo1=mo.slope_low, hi1=mo.slope_high, lo2=mi.slope_low, hi2=mi.slope_high),
-    R.claim("per-image-images-matter",
-            "The wider interval contains a slope of 1, which the model-only interval excludes: on probit axes, "
-            "whether MatchedFrequency's line is steeper or flatter than the diagonal is within the images' "
-            "sampling error.",
-            mi.slope_low <= 1 <= mi.slope_high and not mo.slope_low <= 1 <= mo.slope_high,
-            lo1=mo.slope_low, hi1=mo.slope_high, lo2=mi.slope_low, hi2=mi.slope_high),
-)  # fmt: skip
+per_image_two_level_wider = R.claim(
+    "per-image-two-level-wider",
+    "On probit axes the MatchedFrequency top-1 slope is {slope:.3f}; resampling models gives "
+    "[{lo1:.3f}, {hi1:.3f}], resampling models and images widens it to [{lo2:.3f}, {hi2:.3f}].",
+    (mi.slope_high - mi.slope_low) > (mo.slope_high - mo.slope_low),
+    slope=mo.slope,
+    lo1=mo.slope_low,
+    hi1=mo.slope_high,
+    lo2=mi.slope_low,
+    hi2=mi.slope_high,
+)
+
+# %% tags=["remove-input"]
+per_image_images_matter = R.claim(
+    "per-image-images-matter",
+    "The wider interval contains a slope of 1, which the model-only interval excludes: on probit axes, "
+    "whether MatchedFrequency's line is steeper or flatter than the diagonal is within the images' "
+    "sampling error.",
+    mi.slope_low <= 1 <= mi.slope_high and not mo.slope_low <= 1 <= mo.slope_high,
+    lo1=mo.slope_low,
+    hi1=mo.slope_high,
+    lo2=mi.slope_low,
+    hi2=mi.slope_high,
+)
+
+# %% tags=["remove-input"]
+R.say(per_image_two_level_wider, per_image_images_matter)
 
 # %% [markdown]
 # **Where the drop sits.** Per class, each model's accuracy drop from the validation set to
@@ -708,41 +894,66 @@ R.say(
 drops = perimage.per_class_drops(corr)
 consistency = perimage.drop_consistency(drops)
 wrong = perimage.always_wrong(corr)
-R.record({"per_image": {
-    "models": len(corr.models), "datasets": list(corr.datasets),
-    "tables_agree": bool(agreement["agrees"].all()), "tables_max_abs_diff": max_dev,
-    "two_level_slope_ci": [mi.slope_low, mi.slope_high], "model_only_slope_ci": [mo.slope_low, mo.slope_high],
-    "slope": mo.slope, "n_boot": per_image_boot, "class_drops": consistency,
-    "all_wrong": wrong[["images", "all_wrong", "all_wrong_frac"]].to_dict(orient="index"),
-}})  # fmt: skip
 viz.figure("linear-fits-per-image-classes", viz.linear_fits_extra.per_image_class_drops(drops))
 
+# %%
+per_image = {
+    "models": len(corr.models),
+    "datasets": list(corr.datasets),
+    "tables_agree": bool(agreement["agrees"].all()),
+    "tables_max_abs_diff": max_dev,
+    "two_level_slope_ci": [mi.slope_low, mi.slope_high],
+    "model_only_slope_ci": [mo.slope_low, mo.slope_high],
+    "slope": mo.slope,
+    "n_boot": per_image_boot,
+    "class_drops": consistency,
+    "all_wrong": wrong[["images", "all_wrong", "all_wrong_frac"]].to_dict(orient="index"),
+}
+R.record({"per_image": per_image})
+
 # %% tags=["remove-input"]
-classes_paragraph = [
-    R.claim("per-image-classes-drop-for-most-models",
-            "{most:.1%} of the 1,000 classes lose accuracy for at least 90% of the models, against {gain:.1%} "
-            "that gain for at least 90%; {mean:.1%} drop on average over models.",
-            consistency["frac_classes_drop_most"] > 5 * consistency["frac_classes_gain_most"],
-            most=consistency["frac_classes_drop_most"], gain=consistency["frac_classes_gain_most"],
-            mean=consistency["frac_classes_mean_drop"]),
-    R.claim("per-image-models-agree",
-            "The models agree on which classes drop: the Spearman correlation of two models' per-class drops "
-            "is {rho:.2f} on average over all pairs (lowest {lo:.2f}).",
-            consistency["mean_spearman"] > 0.5, rho=consistency["mean_spearman"], lo=consistency["min_spearman"]),
-]  # fmt: skip
+per_image_classes_drop_for_most_models = R.claim(
+    "per-image-classes-drop-for-most-models",
+    "{most:.1%} of the 1,000 classes lose accuracy for at least 90% of the models, against {gain:.1%} "
+    "that gain for at least 90%; {mean:.1%} drop on average over models.",
+    consistency["frac_classes_drop_most"] > 5 * consistency["frac_classes_gain_most"],
+    most=consistency["frac_classes_drop_most"],
+    gain=consistency["frac_classes_gain_most"],
+    mean=consistency["frac_classes_mean_drop"],
+)
+
+# %% tags=["remove-input"]
+per_image_models_agree = R.claim(
+    "per-image-models-agree",
+    "The models agree on which classes drop: the Spearman correlation of two models' per-class drops "
+    "is {rho:.2f} on average over all pairs (lowest {lo:.2f}).",
+    consistency["mean_spearman"] > 0.5,
+    rho=consistency["mean_spearman"],
+    lo=consistency["min_spearman"],
+)
 
 # %% tags=["remove-input"]
 w_mf, w_v1 = wrong.loc["imagenetv2-b-33"], wrong.loc["imagenet-validation-original"]
+per_image_all_wrong_more_on_matched = R.claim(
+    "per-image-all-wrong-more-on-matched",
+    "Images that every one of the {models} models gets wrong are {mf:.1%} of MatchedFrequency against "
+    "{v1:.1%} of the validation set ({n_mf:,} and {n_v1:,} images).",
+    w_mf["all_wrong_frac"] > w_v1["all_wrong_frac"],
+    models=len(corr.models),
+    mf=w_mf["all_wrong_frac"],
+    v1=w_v1["all_wrong_frac"],
+    n_mf=int(w_mf["all_wrong"]),
+    n_v1=int(w_v1["all_wrong"]),
+)
+
+# %% tags=["remove-input"]
 R.say(
-    *classes_paragraph,
+    per_image_classes_drop_for_most_models,
+    per_image_models_agree,
     "Part of that agreement comes from the images rather than the classes: all models see the same 10 "
     "images per class, so a hard image lowers every model's accuracy in its class.",
-    R.claim("per-image-all-wrong-more-on-matched",
-            "Images that every one of the {models} models gets wrong are {mf:.1%} of MatchedFrequency against "
-            "{v1:.1%} of the validation set ({n_mf:,} and {n_v1:,} images).",
-            w_mf["all_wrong_frac"] > w_v1["all_wrong_frac"], models=len(corr.models), mf=w_mf["all_wrong_frac"],
-            v1=w_v1["all_wrong_frac"], n_mf=int(w_mf["all_wrong"]), n_v1=int(w_v1["all_wrong"])),
-)  # fmt: skip
+    per_image_all_wrong_more_on_matched,
+)
 
 # %% [markdown]
 # ```{glue:figure} linear-fits-per-image-classes
@@ -788,26 +999,48 @@ few_width = testbeds.subset_slope_width(zoo_acc["v1"], zoo_acc["matchedfrequency
 width_ratio = few_width / np.ptp(mf.slope_ci)
 
 # %% tags=["remove-input"]
-R.number("linear-fits-ex-rounding-offsets", R.claim(
-    "ex-rounding-offsets", "Our offsets differ from the paper's by {c:.2f} points on CIFAR-10 and {i:.2f} on "
-    "ImageNet.", worst["intercept"] < 0.1,
-    c=agree["cifar10"]["intercept"], i=agree["imagenet_top1_matchedfrequency_cnn"]["intercept"],
-).inline(), "{}")  # fmt: skip
-s95, s99 = spread[0.95], spread[0.99]
-R.number("linear-fits-ex-bootstrap-mc", R.claim(
-    "ex-bootstrap-mc", "Over ten seeds with 2,000 replicates the 95% slope endpoints of the CIFAR-10 fit move "
-    "by {sd:.4f} (standard deviation), while raising ci to 0.99 widens the interval from {w1:.3f} to {w2:.3f}.",
-    s95["slope_ci_sd"] < 0.1 * (s99["slope_ci_width"] - s95["slope_ci_width"]),
-    sd=s95["slope_ci_sd"], w1=s95["slope_ci_width"], w2=s99["slope_ci_width"],
-).inline(), "{}")  # fmt: skip
+R.number(
+    "linear-fits-ex-rounding-offsets",
+    R.claim(
+        "ex-rounding-offsets",
+        "Our offsets differ from the paper's by {c:.2f} points on CIFAR-10 and {i:.2f} on ImageNet.",
+        worst["intercept"] < 0.1,
+        c=agree["cifar10"]["intercept"],
+        i=agree["imagenet_top1_matchedfrequency_cnn"]["intercept"],
+    ).inline(),
+    "{}",
+)
 
 # %% tags=["remove-input"]
-R.number("linear-fits-ex-zoo-few-models", R.claim(
-    "ex-zoo-few-models",
-    "Fitting random six-model subsets of this zoo (20 of them) gives MatchedFrequency slope intervals "
-    "{w:.2f} wide on average, {k:.1f} times the width of the {n}-model interval.",
-    width_ratio > 1.5, w=few_width, k=width_ratio, n=len(zoo_acc),
-).inline(), "{}")  # fmt: skip
+s95, s99 = spread[0.95], spread[0.99]
+R.number(
+    "linear-fits-ex-bootstrap-mc",
+    R.claim(
+        "ex-bootstrap-mc",
+        "Over ten seeds with 2,000 replicates the 95% slope endpoints of the CIFAR-10 fit move "
+        "by {sd:.4f} (standard deviation), while raising ci to 0.99 widens the interval from {w1:.3f} to {w2:.3f}.",
+        s95["slope_ci_sd"] < 0.1 * (s99["slope_ci_width"] - s95["slope_ci_width"]),
+        sd=s95["slope_ci_sd"],
+        w1=s95["slope_ci_width"],
+        w2=s99["slope_ci_width"],
+    ).inline(),
+    "{}",
+)
+
+# %% tags=["remove-input"]
+R.number(
+    "linear-fits-ex-zoo-few-models",
+    R.claim(
+        "ex-zoo-few-models",
+        "Fitting random six-model subsets of this zoo (20 of them) gives MatchedFrequency slope intervals "
+        "{w:.2f} wide on average, {k:.1f} times the width of the {n}-model interval.",
+        width_ratio > 1.5,
+        w=few_width,
+        k=width_ratio,
+        n=len(zoo_acc),
+    ).inline(),
+    "{}",
+)
 
 # %% [markdown]
 # ## Exercises
@@ -876,10 +1109,19 @@ R.number("linear-fits-ex-zoo-few-models", R.claim(
 fit_summaries = {k: f.summary() for k, f in fits.items()}
 fit_summaries["imagenet_top1_matchedfrequency"] = fit_summaries["imagenet_top1_matchedfrequency_cnn"]
 fit_summaries.update(engstrom2020_linear=eng_fit.summary(), engstrom2020_probit=eng_probit.summary())
-R.record({
-    "fits": fit_summaries,
-    "gaussian_model": {t: {"params": dict(zip(("mu1", "sigma1", "mu2", "sigma2"), scenarios[t], strict=True)),
-                           "analytic": {"slope": g[2], "intercept": g[3]},
-                           "fitted": {"slope": g[4].slope, "intercept": g[4].intercept}} for t, g in gauss.items()},
-})  # fmt: skip
+R.record({"fits": fit_summaries})
+
+# %%
+R.record(
+    {
+        "gaussian_model": {
+            t: {
+                "params": dict(zip(("mu1", "sigma1", "mu2", "sigma2"), scenarios[t], strict=True)),
+                "analytic": {"slope": g[2], "intercept": g[3]},
+                "fitted": {"slope": g[4].slope, "intercept": g[4].intercept},
+            }
+            for t, g in gauss.items()
+        },
+    }
+)
 print(f"{len(R.claims)} claims, {sum(c.holds for c in R.claims)} hold")

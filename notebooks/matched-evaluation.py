@@ -77,8 +77,12 @@ t0 = targets[0]
 tab0 = tables[(t0, "label_and_prob")]
 roles = {t: study.roles(tables[(t, "label_and_prob")]) for t in targets}
 sizes = {"source": int(tab0.n_source.iloc[0]), "target": int(tab0.n_target.iloc[0])}
-display(Markdown(f"Predictions from **{data_label}**: {len(tab0)} models; first set `{source}`, "
-                 f"second sets {', '.join(f'`{t}`' for t in targets)}."))  # fmt: skip
+display(
+    Markdown(
+        f"Predictions from **{data_label}**: {len(tab0)} models; first set `{source}`, "
+        f"second sets {', '.join(f'`{t}`' for t in targets)}."
+    )
+)
 
 # %% tags=["remove-input"]
 R.number("matched-evaluation-n-models", len(tab0), "{:d}")
@@ -219,8 +223,9 @@ R.claim(
     "{sd_median:.2f} points (largest {sd_max:.2f}), well below the median narrowing of the gap on {t} "
     "({shrink:.2f} points).",
     F["sd_median"] < F["shrink"] / 2,
-    n_runs=n_runs, **F,
-)  # fmt: skip
+    n_runs=n_runs,
+    **F,
+)
 
 # %% [markdown]
 # ## A strong and a weak model up close (Figures 5 and 8)
@@ -239,16 +244,24 @@ f5 = {
 }
 panels = {kind: (picks[kind], f5[kind]) for kind in f5}
 viz.figure("matched-evaluation-paper-fig5", viz.matched_evaluation.fig5_reliability(panels))
+R.number("matched-evaluation-n-runs", n_runs, "{:d}")
 
 # %% tags=["remove-input"]
-R.number("matched-evaluation-n-runs", n_runs, "{:d}")
 s, wk = f5["strong"], f5["weak"]
 F5 = {
-    "model": picks["strong"], "t": t0, "gap": 100 * s["accuracy_gap"], "mgap": 100 * s["matched_gap"],
-    "ua": 100 * s["unmatched_accuracy"], "nu": s["n_unmatched"], "acc": 100 * tab0.acc_target[picks["strong"]],
-    "cu": s["confidence_unmatched"], "cm": s["confidence_matched_target"], "wm": picks["weak"],
-    "cw": tab0.conf_source[picks["weak"]], "nw": wk["n_unmatched"],
-}  # fmt: skip
+    "model": picks["strong"],
+    "t": t0,
+    "gap": 100 * s["accuracy_gap"],
+    "mgap": 100 * s["matched_gap"],
+    "ua": 100 * s["unmatched_accuracy"],
+    "nu": s["n_unmatched"],
+    "acc": 100 * tab0.acc_target[picks["strong"]],
+    "cu": s["confidence_unmatched"],
+    "cm": s["confidence_matched_target"],
+    "wm": picks["weak"],
+    "cw": tab0.conf_source[picks["weak"]],
+    "nw": wk["n_unmatched"],
+}
 
 # %% tags=["remove-input"]
 R.say(
@@ -338,10 +351,14 @@ eps0_claim = R.claim(
     "{c_min:.0%} of the targets unmatched, while the {nq} quantised ones still match through exact ties and "
     "leave at most {q_max:.0%} unmatched; the {ns} saturating models ({saturating}) leave between {s_min:.0%} "
     "and {s_max:.0%} unmatched, all more than any quantised model.",
-    FQ["nc"] > 0 and FQ["nq"] > 0 and FQ["c_min"] > 0.9 and FQ["q_max"] < 0.5
+    FQ["nc"] > 0
+    and FQ["nq"] > 0
+    and FQ["c_min"] > 0.9
+    and FQ["q_max"] < 0.5
     and (FQ["ns"] == 0 or FQ["q_max"] < FQ["s_min"]),
-    e=eps_small, **FQ,
-)  # fmt: skip
+    e=eps_small,
+    **FQ,
+)
 display(eps0_claim)
 
 # %% tags=["remove-input"]
@@ -350,8 +367,10 @@ R.claim(
     "The probabilities of {grid} lie on grids coarser than 2ε, so a window of ±ε only ever holds exact ties "
     "and ε = {e:g} matches exactly as ε = {e0:g} does (fractions unmatched {grid_fus}).",
     FQ["n_grid"] > 0 and FQ["grid_diff"] < 1e-12,
-    e=eps, e0=eps_small, **FQ,
-)  # fmt: skip
+    e=eps,
+    e0=eps_small,
+    **FQ,
+)
 
 # %% [markdown]
 # ```{glue:figure} matched-evaluation-quantised
@@ -391,8 +410,10 @@ R.claim(
     "For {model} ({d:,} distinct probabilities), the fraction unmatched with Algorithm 1 falls from {fu0:.3f} "
     "at ε = {e0:g} to {fu1:.3f} at ε = {e1:g}, never rising as ε grows.",
     FS["monotone"] and FS["fu0"] > FS["fu1"],
-    model=mid, d=int(quant.distinct_source[mid]), **FS,
-)  # fmt: skip
+    model=mid,
+    d=int(quant.distinct_source[mid]),
+    **FS,
+)
 
 # %% tags=["remove-input"]
 R.claim(
@@ -400,8 +421,9 @@ R.claim(
     "At ε = {e1:g} Algorithm 2's matched gap ({m1:.2f} points) lies within {d1:.2f} points of the accuracy "
     "gap ({g:.2f}), closer than at the paper's ε ({m0:.2f} points).",
     abs(FS["m1"] - FS["g"]) < abs(FS["m0"] - FS["g"]),
-    d1=abs(FS["m1"] - FS["g"]), **FS,
-)  # fmt: skip
+    d1=abs(FS["m1"] - FS["g"]),
+    **FS,
+)
 
 # %% [markdown]
 # ```{glue:figure} matched-evaluation-eps-sensitivity
@@ -478,22 +500,41 @@ R.number("matched-evaluation-mf-matched-gap", 100 * tab0.matched_gap.mean(), "{:
 
 # %%
 per_model = {
-    t: {by: tables[(t, by)][["gap", "matched_gap", "fraction_unmatched"]].to_dict(orient="index") for by in ("label_and_prob", "prob")}
+    t: {
+        by: tables[(t, by)][["gap", "matched_gap", "fraction_unmatched"]].to_dict(orient="index")
+        for by in ("label_and_prob", "prob")
+    }
     for t in targets
-}  # fmt: skip
-R.record({
-    "data": data_label, "source": source, "targets": targets, "eps": eps, "n_runs": n_runs, "roles": roles,
-    "set_sizes": sizes, "fraction_models_gap_narrower": narrower, "per_model": per_model,
-    "summary": summary.reset_index(names="setting").to_dict(orient="records"),
-    "quantisation": quant.to_dict(orient="index"),
-})  # fmt: skip
+}
+
+# %%
+R.record(
+    {
+        "data": data_label,
+        "source": source,
+        "targets": targets,
+        "eps": eps,
+        "n_runs": n_runs,
+        "roles": roles,
+        "set_sizes": sizes,
+        "fraction_models_gap_narrower": narrower,
+        "per_model": per_model,
+        "summary": summary.reset_index(names="setting").to_dict(orient="records"),
+        "quantisation": quant.to_dict(orient="index"),
+    }
+)
 
 # %%
 a1 = sweep[sweep.method == "label_and_prob"].sort_values("eps")
 eps_record = {"model": mid, "target": t0, "distinct_probabilities": int(quant.distinct_source[mid])}
 eps_record |= {k: a1[k].tolist() for k in ("eps", "matched_gap", "fraction_unmatched")}
-R.record({
-    "eps_sweep": {**eps_record, "rows": sweep.to_dict(orient="records")},
-    "unmatched_accuracy": f5["strong"]["unmatched_accuracy"],
-    "fig5": {kind: {"model": picks[kind], **{k: v for k, v in f5[kind].items() if k != "subsets"}} for kind in f5},
-})  # fmt: skip
+R.record(
+    {
+        "eps_sweep": {**eps_record, "rows": sweep.to_dict(orient="records")},
+        "unmatched_accuracy": f5["strong"]["unmatched_accuracy"],
+        "fig5": {
+            kind: {"model": picks[kind], **{k: v for k, v in f5[kind].items() if k != "subsets"}}
+            for kind in f5
+        },
+    }
+)

@@ -69,6 +69,7 @@ from tqdm import tqdm
 from shifteval import autoeval as ae
 from shifteval import corruptions, mlm, viz
 from shifteval.book import results
+from shifteval.datasets import published
 from shifteval.zoo.models import predict_torch
 
 R = results.Results()
@@ -78,7 +79,6 @@ x_train, y_train = (a[:n_train] for a in splits["train"])
 x_test, y_test = (a[:n_test] for a in splits["v1" if dataset is None else "test"])
 names = list(corruptions.CORRUPTIONS if perturbations is None else perturbations)
 levels, K = list(corruptions.LEVELS), 10
-train = dict(epochs=epochs, lr=lr, lr_decay=lr_decay, batch_size=batch_size)
 
 # %% [markdown]
 # ## Calibration on a separate model and separate images
@@ -98,6 +98,7 @@ train = dict(epochs=epochs, lr=lr, lr_decay=lr_decay, batch_size=batch_size)
 # perturbation whose strength could not reach a target is clamped to its grid's end and reported so.
 
 # %% tags=["remove-stderr"]
+train = dict(epochs=epochs, lr=lr, lr_decay=lr_decay, batch_size=batch_size)
 fit_idx, cal_idx = mlm.calibration_split(len(x_train), n_calibration, seed)
 bar = tqdm(total=2 * epochs, desc="training the calibration and evaluated CNNs", unit="epoch")
 cal_model = mlm.train_classifier(x_train[fit_idx], y_train[fit_idx], seed=seed + 1, progress=bar, **train)
@@ -176,7 +177,7 @@ accuracy_by_level = accuracy.mean(axis=0)
 # %% [markdown]
 # ## Confusions on the clean test set and the MLM over all perturbed outputs (Figures 1 and 2)
 #
-# {numref}`fig-mlm-fig1`, left: the confusion matrix of the clean test set (counts). Middle: the MLM
+# {numref}`fig-mlm-paper-fig1-2`, left: the confusion matrix of the clean test set (counts). Middle: the MLM
 # computed, as in §4.5, over the perturbed test set — all twelve perturbations at all ten levels pooled —
 # with the k-means centroids of the training set. Right, for comparison: the MLM of the clean test set.
 # The confusion matrix only knows the mistakes that happened; the MLM also ranks the ones that *almost*
@@ -190,11 +191,11 @@ M_clean = mlm.misclassification_likelihood_matrix(p_test, y_test, centroids)
 M_perturbed = mlm.misclassification_likelihood_matrix(*mlm.pooled(probs, y_test, names), centroids)
 cm = mlm.confusion_rates(y_test, p_test.argmax(1), K) * np.bincount(y_test, minlength=K)[:, None]
 cm = np.rint(cm).astype(int)
-viz.figure("mlm-fig1", viz.mlm.fig1_2_confusion_and_mlm(cm, M_perturbed, M_clean))
+viz.figure("mlm-paper-fig1-2", viz.mlm.fig1_2_confusion_and_mlm(cm, M_perturbed, M_clean))
 
 # %% [markdown]
-# ```{glue:figure} mlm-fig1
-# :name: fig-mlm-fig1
+# ```{glue:figure} mlm-paper-fig1-2
+# :name: fig-mlm-paper-fig1-2
 #
 # **Figures 1 and 2.** Left: confusion matrix of the clean test set (counts). Middle: the misclassification likelihood matrix over all perturbed test outputs (twelve perturbations, ten levels). Right: the same matrix on the clean test set. Rows sum to 1, zero diagonal.
 # ```
@@ -265,19 +266,21 @@ R.number("mlm-41-ours", mlm.confusion_summary(cm), "{}")
 # other reading clusters every training output, misclassified ones included. If every correctly
 # classified output already sits nearest to its own class mean, k-means converges at once and the shift is
 # at floating-point level (the paper: ~1e-14 for seven digits, ~1e-4 for 5, 6 and 8).
-# {numref}`tbl-mlm-table1` sets both readings' shifts beside the paper's.
+# {numref}`tbl-mlm-paper-table1` sets both readings' shifts beside the paper's.
 
 # %%
-PAPER_TABLE1 = [1.1694e-14, 1.0959e-14, 6.7639e-15, 1.7808e-14, 7.7425e-15, 1.3045e-04, 2.3118e-04, 1.3083e-14, 1.4139e-04, 1.2047e-14]  # fmt: skip
+table1_paper = published.reported()["mlm"]["table1_centroid_shift"]
 table1 = pd.DataFrame(
     {
         "class": range(K),
         "shift (correct outputs, ours)": shift,
         "shift (all outputs)": shift_all,
-        "paper (MNIST)": PAPER_TABLE1,
+        "paper (MNIST)": table1_paper["distance"],
     }
 )
-viz.table("mlm-table1", table1.style.format("{:.3e}", subset=list(table1.columns[1:])).hide(axis="index"))
+viz.table(
+    "mlm-paper-table1", table1.style.format("{:.3e}", subset=list(table1.columns[1:])).hide(axis="index")
+)
 
 # %% tags=["remove-input"]
 R.claim(
@@ -289,8 +292,8 @@ R.claim(
 )
 
 # %% [markdown]
-# ```{glue:figure} mlm-table1
-# :name: tbl-mlm-table1
+# ```{glue:figure} mlm-paper-table1
+# :name: tbl-mlm-paper-table1
 #
 # **Table 1 analog.** Euclidean distance each class centroid moved under k-means: clustering the correctly classified training outputs (our reading), clustering all training outputs (the other reading), and the paper's on MNIST.
 # ```
@@ -301,7 +304,7 @@ R.claim(
 # The paper shows two training images of a 6, classified correctly, whose softmax output nevertheless
 # lies nearest to the centroid of another class (§4.3). The same search over our training set:
 # correctly classified images whose nearest refined centroid is not their class (or, if there are fewer
-# than two, the correctly classified ones with the smallest margin). {numref}`fig-mlm-fig2`, top: softmax
+# than two, the correctly classified ones with the smallest margin). {numref}`fig-mlm-paper-fig3-4`, top: softmax
 # bars (Figure 3); bottom: distance to every centroid (Figure 4).
 
 # %%
@@ -310,7 +313,7 @@ dist_train = mlm.centroid_distances(p_train[examples], centroids)
 fig = viz.mlm.fig3_4_ambiguous(
     x_train[examples], p_train[examples], y_train[examples], dist_train, [0, 1], ids=examples
 )
-viz.figure("mlm-fig2", fig)
+viz.figure("mlm-paper-fig3-4", fig)
 R.claim(
     "mlm-misclustered",
     "{n:,} of {c:,} correctly classified training images lie nearest to another class's centroid: fewer than 1%.",
@@ -320,8 +323,8 @@ R.claim(
 )
 
 # %% [markdown]
-# ```{glue:figure} mlm-fig2
-# :name: fig-mlm-fig2
+# ```{glue:figure} mlm-paper-fig3-4
+# :name: fig-mlm-paper-fig3-4
 #
 # **Figures 3 and 4.** Two correctly classified training images chosen as described above. Top: softmax outputs; bottom: distance to every centroid.
 # ```
@@ -331,30 +334,32 @@ R.claim(
 #
 # The perturbations follow {cite:t}`hendrycks2019corruptions`, rewritten for small grayscale images
 # (`shifteval.corruptions`; each one's formula is in its docstring; lengths are in pixels of a 28×28
-# image and scaled to the image size). {numref}`fig-mlm-fig3` shows one test image under every
+# image and scaled to the image size). {numref}`fig-mlm-perturbations` shows one test image under every
 # perturbation at levels 1, 4, 7 and 10 — the very images, noise draw included, whose softmax outputs
 # enter the results.
 
 # %%
-viz.figure("mlm-fig3", viz.mlm.perturbation_grid(kept, names, [1, 4, 7, 10], x_test[digit]))
+viz.figure("mlm-perturbations", viz.mlm.perturbation_grid(kept, names, [1, 4, 7, 10], x_test[digit]))
 
 # %% [markdown]
-# ```{glue:figure} mlm-fig3
-# :name: fig-mlm-fig3
+# ```{glue:figure} mlm-perturbations
+# :name: fig-mlm-perturbations
 #
 # **Perturbations.** One test image under each of the twelve perturbations at levels 1, 4, 7 and 10 (left column: clean).
 # ```
 #
 # ## Accuracy under perturbation (Figures 5 and 7)
 #
-# {numref}`fig-mlm-fig4`, left: the evaluated model's accuracy on the test images against level for each
+# {numref}`fig-mlm-paper-fig5-7`, left: the evaluated model's accuracy on the test images against level for each
 # perturbation, their mean (black) and the calibration target (dashed). Right: the same numbers as a
 # heatmap. The paper: mean 97.61% at level 1 to 48.83% at level 10, maximum 98.52%, minimum 36.32%;
 # brightness from 0.99 to 0.50; brightness, contrast and fog the most benign, pixelation, shot noise and
 # zoom blur the harshest (§4.4).
 
 # %%
-viz.figure("mlm-fig4", viz.mlm.fig5_7_accuracy(accuracy, accuracy_by_level, acc_clean, cal["targets"]))
+viz.figure(
+    "mlm-paper-fig5-7", viz.mlm.fig5_7_accuracy(accuracy, accuracy_by_level, acc_clean, cal["targets"])
+)
 deviation = float(np.abs(accuracy_by_level.to_numpy() - cal["targets"]).max())
 linearity = float(np.corrcoef(levels, accuracy_by_level)[0, 1])
 rises = [n for n in names if np.any(np.diff(accuracy.loc[n].to_numpy()) > 0)]
@@ -411,26 +416,26 @@ R.say(
 # Brightness, level 1 → 10: {glue:md}`mlm-brightness` (the paper: 0.99 → 0.50).
 
 # %% [markdown]
-# ```{glue:figure} mlm-fig4
-# :name: fig-mlm-fig4
+# ```{glue:figure} mlm-paper-fig5-7
+# :name: fig-mlm-paper-fig5-7
 #
 # **Figures 5 and 7.** Left: the evaluated model's accuracy against perturbation level for each perturbation, their mean (black) and the calibration target (dashed); dotted: clean accuracy. Right: the same accuracies as a heatmap.
 # ```
 #
 # ## One digit through every level (Figure 6)
 #
-# {numref}`fig-mlm-fig5`, top: one test digit under increasing levels of one perturbation
+# {numref}`fig-mlm-paper-fig6`, top: one test digit under increasing levels of one perturbation
 # (`figure_perturbation`); bottom: the softmax output of exactly the image shown above it.
 
 # %%
 fig = viz.mlm.fig6_one_digit(
     x_test[digit], p_test[digit], kept, probs, figure_perturbation, digit, 0, y_test[digit]
 )
-viz.figure("mlm-fig5", fig)
+viz.figure("mlm-paper-fig6", fig)
 
 # %% [markdown]
-# ```{glue:figure} mlm-fig5
-# :name: fig-mlm-fig5
+# ```{glue:figure} mlm-paper-fig6
+# :name: fig-mlm-paper-fig6
 #
 # **Figure 6.** One test image under increasing levels of one perturbation (top) and its softmax output at each level (bottom; red: the true class).
 # ```
@@ -439,7 +444,7 @@ viz.figure("mlm-fig5", fig)
 # ## The MLM across levels (Eqs. 5–8)
 #
 # Pooling the perturbations at each level gives one perturbed test set per level and one MLM per level.
-# {numref}`fig-mlm-fig6`, left: the mean MLM $\bar M$ over the ten levels; right: its standard deviation
+# {numref}`fig-mlm-levels`, left: the mean MLM $\bar M$ over the ten levels; right: its standard deviation
 # $s$. {numref}`tbl-mlm-top` lists the most likely confusions: high mean and low spread means a
 # confusion that stays likely however strong the shift.
 
@@ -452,13 +457,13 @@ fig = viz.mlm.class_matrices(
         (M_std, "standard deviation over levels (Eq. 8)", ".3f", "Greys", "likely confused with"),
     ]
 )
-viz.figure("mlm-fig6", fig)
+viz.figure("mlm-levels", fig)
 top = mlm.top_confusions(M_mean, 10, std=M_std)
 viz.table("mlm-top", top.style.format({"likelihood": "{:.3f}", "std": "{:.4f}"}).hide(axis="index"))
 
 # %% [markdown]
-# ```{glue:figure} mlm-fig6
-# :name: fig-mlm-fig6
+# ```{glue:figure} mlm-levels
+# :name: fig-mlm-levels
 #
 # **MLM across levels.** Left: mean of the ten per-level MLMs (Eq. 7); right: their element-wise standard deviation (Eq. 8).
 # ```
@@ -476,7 +481,7 @@ viz.table("mlm-top", top.style.format({"likelihood": "{:.3f}", "std": "{:.4f}"})
 # The MLM is built from distances, not from errors. A fair test of its use for risk assessment: rank the
 # 90 off-diagonal class pairs by the clean-test MLM, and compare with the *observed* confusion rates
 # $R^{(\ell)}_{ij}$ (share of class-$i$ test images predicted as $j$) on the perturbed data at each level,
-# by Spearman's rank correlation ({numref}`fig-mlm-fig7`, {numref}`tbl-mlm-rank`). As a yardstick, the
+# by Spearman's rank correlation ({numref}`fig-mlm-clean-vs-perturbed`, {numref}`tbl-mlm-rank`). As a yardstick, the
 # clean confusion rates themselves are ranked the same way.
 
 # %%
@@ -492,7 +497,7 @@ rank = pd.DataFrame(
     },
     index=pd.Index(levels, name="level"),
 )
-viz.figure("mlm-fig7", viz.mlm.rank_agreement(rank, M_clean, rates[4], 5))
+viz.figure("mlm-clean-vs-perturbed", viz.mlm.rank_agreement(rank, M_clean, rates[4], 5))
 viz.table("mlm-rank", rank.style.format("{:.3f}"))
 
 # %% tags=["remove-input"]
@@ -518,8 +523,8 @@ R.say(
 )
 
 # %% [markdown]
-# ```{glue:figure} mlm-fig7
-# :name: fig-mlm-fig7
+# ```{glue:figure} mlm-clean-vs-perturbed
+# :name: fig-mlm-clean-vs-perturbed
 #
 # **Does the clean MLM predict perturbed confusions?** Spearman correlation, per perturbation level,
 # between the 90 off-diagonal entries of the observed confusion rates and three predictors: the clean
@@ -599,13 +604,30 @@ R.say(
 # %% tags=["remove-cell"]
 R.record(
     {
-        "data": data_label, "n_train": len(x_train), "n_test": len(x_test), "n_parameters": n_params,
-        "accuracy_train": acc_train, "accuracy_clean": acc_clean, "perturbations": names, "levels": levels,
+        "data": data_label,
+        "n_train": len(x_train),
+        "n_test": len(x_test),
+        "n_parameters": n_params,
+        "accuracy_train": acc_train,
+        "accuracy_clean": acc_clean,
+        "perturbations": names,
+        "levels": levels,
         "accuracy": {n: accuracy.loc[n, levels].tolist() for n in names},
         "accuracy_by_level": [float(a) for a in accuracy_by_level],
-        "calibration": calibration, "centroid_shift": shift.tolist(), "centroid_shift_all": shift_all.tolist(),
-        "mlm_clean": M_clean.tolist(), "mlm_perturbed": M_perturbed.tolist(), "mlm_mean": M_mean.tolist(),
-        "mlm_std": M_std.tolist(), "top_confusions": top.to_dict(orient="records"),
+        "calibration": calibration,
+    }
+)
+
+# %% tags=["remove-cell"]
+R.record(
+    {
+        "centroid_shift": shift.tolist(),
+        "centroid_shift_all": shift_all.tolist(),
+        "mlm_clean": M_clean.tolist(),
+        "mlm_perturbed": M_perturbed.tolist(),
+        "mlm_mean": M_mean.tolist(),
+        "mlm_std": M_std.tolist(),
+        "top_confusions": top.to_dict(orient="records"),
         "rank_correlation": {col: rank[col].tolist() for col in rank.columns},
     }
-)  # fmt: skip
+)

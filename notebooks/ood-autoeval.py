@@ -101,13 +101,24 @@ id_data, ood_data = ae.evaluation_sources(
 ood_sources = list(ood_data)
 
 # %% tags=["remove-input"]
+R.record(
+    {
+        "data": data.label,
+        "backbones": [arch, second_arch],
+        "id_sources": id_sources,
+        "ood_sources": ood_sources,
+        "set_size": set_size,
+        "ood_share": ood_share,
+        "threshold_percentile": threshold_percentile,
+        "meta_sets": meta_sets,
+        "outlier_exposure": outlier_exposure,
+    }
+)
+
+# %% tags=["remove-input"]
 n_fit, n_meta, n_val = len(pools.fit[0]), len(pools.meta[0]), len(pools.val[0])
-R.record({
-    "data": data.label, "backbones": [arch, second_arch], "id_sources": id_sources, "ood_sources": ood_sources,
-    "set_size": set_size, "ood_share": ood_share, "threshold_percentile": threshold_percentile,
-    "meta_sets": meta_sets, "outlier_exposure": outlier_exposure,
-    "pools": {"base_digit_overlap": pools.overlap, "sizes": {"fit": n_fit, "meta": n_meta, "validation": n_val}},
-})  # fmt: skip
+pool_sizes = {"fit": n_fit, "meta": n_meta, "validation": n_val}
+R.record({"pools": {"base_digit_overlap": pools.overlap, "sizes": pool_sizes}})
 base_disjoint = R.claim(
     "pools-base-disjoint",
     "Counted, the meta-pool shares {meta} and the validation pool {val} base digits (for real data: "
@@ -133,7 +144,7 @@ R.say(
 # %% [markdown]
 # ## The three kinds of foreign images
 #
-# None of them is a digit ({numref}`fig-ood-autoeval-fig1`). Natural-image patches and textures differ
+# None of them is a digit ({numref}`fig-ood-autoeval-sources`). Natural-image patches and textures differ
 # from digits in their whole statistics; letters are the hard case — strokes on a dark background, like
 # digits. The last row shows auxiliary outliers, which only the detector's fine-tuning sees: procedural
 # pen strokes, procedural geometric shapes and tiles of the pictures bundled with matplotlib. They share
@@ -150,11 +161,11 @@ labels = [f"ID: {id_sources[0]}"] + [s.replace("_", " ") for s in ood_sources]
 if outliers is not None:
     rows, labels = rows + [outliers[:8]], labels + ["auxiliary (training only)"]
 fig = viz.image_grid(np.stack(rows), row_labels=labels, cmap="gray")
-viz.figure("ood-autoeval-fig1")
+viz.figure("ood-autoeval-sources")
 
 # %% [markdown]
-# ```{glue:figure} ood-autoeval-fig1
-# :name: fig-ood-autoeval-fig1
+# ```{glue:figure} ood-autoeval-sources
+# :name: fig-ood-autoeval-sources
 #
 # **OOD sources.** Top row: in-distribution digits; below, eight images of each out-of-distribution test
 # source and (last row) eight auxiliary outliers used only to fine-tune the detector.
@@ -166,7 +177,7 @@ viz.figure("ood-autoeval-fig1")
 # Each meta-set samples images from the held-out meta-pool and applies each of the paper's six
 # transformations with probability ½, at strengths drawn for that set from that set's own random
 # stream. Colour removal has no meaning for gray images; its stand-in removes *gray levels*
-# (posterisation to 2–6 levels). {numref}`fig-ood-autoeval-fig2` shows one row per meta-set with the
+# (posterisation to 2–6 levels). {numref}`fig-ood-autoeval-paper-fig2` shows one row per meta-set with the
 # transformations it drew.
 #
 # Every random stream of the chapter — the split, each meta-set, the classifier's and the detector's
@@ -180,13 +191,13 @@ fig = viz.image_grid(
     row_labels=[", ".join(u) or "none" for _, _, u in examples],
     cmap="gray",
 )
-viz.figure("ood-autoeval-fig2")
+viz.figure("ood-autoeval-paper-fig2")
 
 # %% [markdown]
-# ```{glue:figure} ood-autoeval-fig2
-# :name: fig-ood-autoeval-fig2
+# ```{glue:figure} ood-autoeval-paper-fig2
+# :name: fig-ood-autoeval-paper-fig2
 #
-# **Meta-sets.** Eight images of each of six meta-sets, labelled with the transformations that set drew.
+# **Figure 2 analog: meta-sets.** Eight images of each of six meta-sets, labelled with the transformations that set drew.
 # ```
 
 # %% [markdown]
@@ -284,7 +295,7 @@ R.say(
 # ## How well does the regression generalise to unseen meta-sets?
 #
 # Before any OOD image: the regressors' error on the validation meta-sets, drawn from a pool of base
-# digits disjoint from the training meta-sets' ({numref}`fig-ood-autoeval-fig3`). Left, accuracy of the
+# digits disjoint from the training meta-sets' ({numref}`fig-ood-autoeval-meta-regression`). Left, accuracy of the
 # classifier against the Fréchet distance for every meta-set — the relation AutoEval's linear baseline
 # fits. The paper does not state the regressor's weight decay; here the MLP's L2 penalty is the one of
 # five candidates with the lowest error on these validation meta-sets, so its validation error is
@@ -293,8 +304,8 @@ R.say(
 # %%
 meta_validation, regression = ae.meta_validation(est, bb)
 R.record({"meta_validation_rmse": meta_validation})
-fig = figs.fig2_regression(**regression)
-viz.figure("ood-autoeval-fig3")
+fig = figs.meta_regression(**regression)
+viz.figure("ood-autoeval-meta-regression")
 
 # %% tags=["remove-input"]
 R.claim(
@@ -307,8 +318,8 @@ R.claim(
 )
 
 # %% [markdown]
-# ```{glue:figure} ood-autoeval-fig3
-# :name: fig-ood-autoeval-fig3
+# ```{glue:figure} ood-autoeval-meta-regression
+# :name: fig-ood-autoeval-meta-regression
 #
 # **Regression on the meta-dataset.** Left: classifier accuracy against Fréchet distance to the training
 # set for training (dots) and validation (crosses) meta-sets. Right: predicted against true accuracy on the
@@ -328,7 +339,7 @@ R.claim(
 # equals the validation error; *rotation* regresses accuracy on the rotation head's accuracy over the
 # meta-sets {cite:p}`deng2021rotation`; *AutoEval (FD, linear)* regresses on FD alone; *AutoEval* is the
 # MLP without OOD detection; *AutoEval + energy OOD* is the paper's method.
-# {numref}`tbl-ood-autoeval-table1` gives every method's RMSE; `ood-autoeval.results.json` records them
+# {numref}`tbl-ood-autoeval-paper-table1` gives every method's RMSE; `ood-autoeval.results.json` records them
 # under the method names of `shifteval.autoeval.METHODS`.
 
 # %% tags=["remove-stderr"]
@@ -337,7 +348,7 @@ table1 = ae.rmse_table(main)
 rmse_10 = table1.loc["all sets"].to_dict()
 R.record({"rmse_at_10pct_ood": rmse_10, "table1": table1.to_dict(orient="index")})
 viz.table(
-    "ood-autoeval-table1",
+    "ood-autoeval-paper-table1",
     table1.rename(columns=ae.METHOD_LABELS).style.format("{:.2f}").highlight_min(axis=1, color="#cde8c9"),
 )
 
@@ -369,8 +380,8 @@ R.say(
 )
 
 # %% [markdown]
-# ```{glue:figure} ood-autoeval-table1
-# :name: tbl-ood-autoeval-table1
+# ```{glue:figure} ood-autoeval-paper-table1
+# :name: tbl-ood-autoeval-paper-table1
 #
 # **Table 1 analog.** RMSE (accuracy points) of every method on test sets of 1,000 images with 10% OOD,
 # per ID source + OOD source and over all sets; the best method of each row is highlighted.
@@ -424,13 +435,13 @@ R.say(
 #
 # The paper names two error sources: ID images wrongly excluded (each becomes a counted error) and OOD
 # images wrongly kept (they distort the representation). Sweeping the threshold percentile trades one
-# for the other ({numref}`fig-ood-autoeval-fig4`).
+# for the other ({numref}`fig-ood-autoeval-paper-fig3`).
 
 # %% tags=["remove-stderr"]
 sweep = ae.threshold_sweep(est, outs, id_labels, percentile_grid, ood_share=ood_share, **mixing)
 R.record({"threshold_sweep": sweep.to_dict(orient="records")})
 fig = figs.fig3_threshold_sweep(sweep)
-viz.figure("ood-autoeval-fig4")
+viz.figure("ood-autoeval-paper-fig3")
 
 # %% tags=["remove-input"]
 kept = main.groupby("ood")["ood_kept"].mean()
@@ -450,8 +461,8 @@ R.say(
 )
 
 # %% [markdown]
-# ```{glue:figure} ood-autoeval-fig4
-# :name: fig-ood-autoeval-fig4
+# ```{glue:figure} ood-autoeval-paper-fig3
+# :name: fig-ood-autoeval-paper-fig3
 #
 # **Figure 3 analog.** Share of ID images judged OOD, share of OOD images kept, and the RMSE of the
 # OOD-aware estimate, as the energy threshold moves through percentiles of the training energies (10% OOD).
@@ -463,13 +474,13 @@ R.say(
 # The OOD share swept from 0% to 40%, keeping everything else fixed. The paper: AutoEval without OOD
 # detection degrades as the share grows, the OOD-aware version barely moves, and at very low shares
 # (< 5%) the OOD-aware version can be worse, because it still excludes some ID images
-# ({numref}`fig-ood-autoeval-fig5`, {numref}`tbl-ood-autoeval-shares`).
+# ({numref}`fig-ood-autoeval-paper-fig4`, {numref}`tbl-ood-autoeval-shares`).
 
 # %% tags=["remove-stderr"]
 shares = ae.share_sweep(est, outs, id_labels, ood_share_grid, percentile=threshold_percentile, **mixing)
 R.record({"ood_share_sweep": {str(s): row.to_dict() for s, row in shares.iterrows()}})
 fig = figs.fig4_ood_share(shares, ae.METHOD_LABELS)
-viz.figure("ood-autoeval-fig5")
+viz.figure("ood-autoeval-paper-fig4")
 viz.table("ood-autoeval-shares", shares.rename(columns=ae.METHOD_LABELS).style.format("{:.2f}"))
 
 # %% tags=["remove-input"]
@@ -501,8 +512,8 @@ R.say(
 )
 
 # %% [markdown]
-# ```{glue:figure} ood-autoeval-fig5
-# :name: fig-ood-autoeval-fig5
+# ```{glue:figure} ood-autoeval-paper-fig4
+# :name: fig-ood-autoeval-paper-fig4
 #
 # **Figure 4 analog.** RMSE of five estimators as the share of OOD images in the test sets grows from 0%
 # to 40%.
@@ -521,7 +532,7 @@ R.say(
 # The paper's "-A" sets use cutout and its "-B" sets shear and a hue change; neither transformation is
 # among the six of the meta-dataset. Here cutout (a 6×6 square erased) and shear with reduced contrast
 # (hue has no gray counterpart) applied to the first ID source's split (v1 by default), again with 10% OOD
-# ({numref}`fig-ood-autoeval-fig6`).
+# ({numref}`fig-ood-autoeval-paper-fig5`).
 
 # %% tags=["remove-stderr"]
 base = id_sources[0].partition("+")[0]
@@ -537,17 +548,20 @@ unseen = ae.evaluate(
 unseen_rmse = ae.rmse_table(unseen, by=("id",)).drop(index="all sets")
 R.record({"unseen_transforms": unseen_rmse.to_dict(orient="index")})
 fig = figs.fig5_unseen(unseen_rmse, ae.METHOD_LABELS)
-viz.figure("ood-autoeval-fig6")
+viz.figure("ood-autoeval-paper-fig5")
 
 # %% tags=["remove-input"]
 unseen_truth = unseen.groupby("id")["truth"].mean()
 unseen_ex = unseen.groupby("id")["id_excluded"].mean()
 name_a, name_b = unseen_imgs
 u = {
-    "a_ood": unseen_rmse.loc[name_a, "autoeval_energy_ood"], "a_plain": unseen_rmse.loc[name_a, "autoeval"],
-    "b_ood": unseen_rmse.loc[name_b, "autoeval_energy_ood"], "b_plain": unseen_rmse.loc[name_b, "autoeval"],
-    "a_ex": unseen_ex[name_a], "b_ex": unseen_ex[name_b],
-}  # fmt: skip
+    "a_ood": unseen_rmse.loc[name_a, "autoeval_energy_ood"],
+    "a_plain": unseen_rmse.loc[name_a, "autoeval"],
+    "b_ood": unseen_rmse.loc[name_b, "autoeval_energy_ood"],
+    "b_plain": unseen_rmse.loc[name_b, "autoeval"],
+    "a_ex": unseen_ex[name_a],
+    "b_ex": unseen_ex[name_b],
+}
 
 # %% tags=["remove-input"]
 R.say(
@@ -564,8 +578,8 @@ R.say(
 )
 
 # %% [markdown]
-# ```{glue:figure} ood-autoeval-fig6
-# :name: fig-ood-autoeval-fig6
+# ```{glue:figure} ood-autoeval-paper-fig5
+# :name: fig-ood-autoeval-paper-fig5
 #
 # **Figure 5 analog.** RMSE of five estimators on test sets whose ID part was transformed in ways the
 # meta-dataset never used (cutout; shear with reduced contrast), with 10% OOD.
@@ -577,7 +591,7 @@ R.say(
 # The paper repeats Table 1 with VGG-16. Here a timm architecture trained from scratch on the same
 # digits, with its own rotation head and its own meta-dataset features, and the *same* detector as
 # Table 1 (the paper's single detector network), so only the classifier changes
-# ({numref}`tbl-ood-autoeval-table2`).
+# ({numref}`tbl-ood-autoeval-paper-table2`).
 
 # %% tags=["remove-stderr"]
 images2 = {s: images[s] for s in (*id_sources, *ood_sources)}
@@ -587,7 +601,7 @@ table2 = ae.rmse_table(
 )
 R.record({"table2": table2.to_dict(orient="index")})
 viz.table(
-    "ood-autoeval-table2",
+    "ood-autoeval-paper-table2",
     table2.rename(columns=ae.METHOD_LABELS).style.format("{:.2f}").highlight_min(axis=1, color="#cde8c9"),
 )
 
@@ -609,8 +623,8 @@ R.say(
 )
 
 # %% [markdown]
-# ```{glue:figure} ood-autoeval-table2
-# :name: tbl-ood-autoeval-table2
+# ```{glue:figure} ood-autoeval-paper-table2
+# :name: tbl-ood-autoeval-paper-table2
 #
 # **Table 2 analog.** The RMSE of Table 1 analog for the second backbone (same detector).
 # ```

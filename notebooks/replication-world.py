@@ -107,16 +107,27 @@ viz.figure("replication-world-fig1", viz.replication_world.fig1_example_grid(w))
 # %% tags=["remove-input"]
 d = worlds.difficulty_summary(w)
 R.record({"difficulty": d})
-R.say(
-    R.claim("replication-pool-harder",
-            "The replication pool is harder than the original candidates: mean difficulty {pool:.3f} "
-            "against {orig:.3f}.", d["pool"] > d["original candidates"],
-            pool=d["pool"], orig=d["original candidates"]),
-    R.claim("majority-filter-removes-hard",
-            "The majority filter leaves v1 easier than the candidates it was drawn from (mean difficulty "
-            "{v1:.3f} against {orig:.3f}).", d["v1"] < d["original candidates"],
-            v1=d["v1"], orig=d["original candidates"]),
-)  # fmt: skip
+replication_pool_harder = R.claim(
+    "replication-pool-harder",
+    "The replication pool is harder than the original candidates: mean difficulty {pool:.3f} "
+    "against {orig:.3f}.",
+    d["pool"] > d["original candidates"],
+    pool=d["pool"],
+    orig=d["original candidates"],
+)
+
+# %% tags=["remove-input"]
+majority_filter_removes_hard = R.claim(
+    "majority-filter-removes-hard",
+    "The majority filter leaves v1 easier than the candidates it was drawn from (mean difficulty "
+    "{v1:.3f} against {orig:.3f}).",
+    d["v1"] < d["original candidates"],
+    v1=d["v1"],
+    orig=d["original candidates"],
+)
+
+# %% tags=["remove-input"]
+R.say(replication_pool_harder, majority_filter_removes_hard)
 
 # %%
 viz.figure("replication-world-fig2", viz.replication_world.fig2_difficulty(w))
@@ -147,19 +158,30 @@ viz.table("replication-world-frequencies", worlds.frequency_table(freq))
 
 # %% tags=["remove-input"]
 mf, v1 = freq["matchedfrequency"], freq["v1"]
-R.say(
-    R.claim("matched-observed-close-true-lower",
-            "MatchedFrequency reproduces v1's observed frequencies closely (mean {mf_obs:.3f} against "
-            "{v1_obs:.3f}), yet its true frequencies are lower (mean {mf_true:.3f} against {v1_true:.3f}) — "
-            "the bias Engstrom et al. identified, visible here because the world knows the true frequencies.",
-            abs(mf["observed"] - v1["observed"]) < 0.02 and mf["true"] < v1["true"],
-            mf_obs=mf["observed"], v1_obs=v1["observed"], mf_true=mf["true"], v1_true=v1["true"]),
-    R.claim("threshold-top-observed-higher",
-            "Threshold0.7 and TopImages select on high observed frequencies and end with higher observed "
-            "means than v1 ({t:.3f} and {top:.3f}), as in Recht et al.'s Table 2.",
-            min(freq["threshold0.7"]["observed"], freq["topimages"]["observed"]) > v1["observed"],
-            t=freq["threshold0.7"]["observed"], top=freq["topimages"]["observed"]),
-)  # fmt: skip
+matched_observed_close_true_lower = R.claim(
+    "matched-observed-close-true-lower",
+    "MatchedFrequency reproduces v1's observed frequencies closely (mean {mf_obs:.3f} against "
+    "{v1_obs:.3f}), yet its true frequencies are lower (mean {mf_true:.3f} against {v1_true:.3f}) — "
+    "the bias Engstrom et al. identified, visible here because the world knows the true frequencies.",
+    abs(mf["observed"] - v1["observed"]) < 0.02 and mf["true"] < v1["true"],
+    mf_obs=mf["observed"],
+    v1_obs=v1["observed"],
+    mf_true=mf["true"],
+    v1_true=v1["true"],
+)
+
+# %% tags=["remove-input"]
+threshold_top_observed_higher = R.claim(
+    "threshold-top-observed-higher",
+    "Threshold0.7 and TopImages select on high observed frequencies and end with higher observed "
+    "means than v1 ({t:.3f} and {top:.3f}), as in Recht et al.'s Table 2.",
+    min(freq["threshold0.7"]["observed"], freq["topimages"]["observed"]) > v1["observed"],
+    t=freq["threshold0.7"]["observed"],
+    top=freq["topimages"]["observed"],
+)
+
+# %% tags=["remove-input"]
+R.say(matched_observed_close_true_lower, threshold_top_observed_higher)
 
 # %% [markdown]
 # ```{glue:figure} replication-world-fig3
@@ -180,12 +202,17 @@ R.say(
 z = zoo.build_zoo(w, zoo.default_zoo(zoo_size))
 acc = z.accuracy_table()
 changes = zoo.accuracy_changes(acc, worlds.STRATEGIES)
-R.record({
-    "accuracy_change": {s: v["mean_change"] for s, v in changes.items()},
-    "fraction_models_dropping": {s: v["fraction_dropping"] for s, v in changes.items()},
-    "zoo": {"n_models": len(acc), "v1_accuracy_range": [float(acc["v1"].min()), float(acc["v1"].max())],
-            "accuracy": acc.drop(columns="family").to_dict(orient="index")},
-})  # fmt: skip
+R.record(
+    {
+        "accuracy_change": {s: v["mean_change"] for s, v in changes.items()},
+        "fraction_models_dropping": {s: v["fraction_dropping"] for s, v in changes.items()},
+        "zoo": {
+            "n_models": len(acc),
+            "v1_accuracy_range": [float(acc["v1"].min()), float(acc["v1"].max())],
+            "accuracy": acc.drop(columns="family").to_dict(orient="index"),
+        },
+    }
+)
 viz.table("replication-world-zoo", zoo.change_table(acc, worlds.STRATEGIES))
 
 # %% [markdown]
@@ -204,19 +231,32 @@ viz.table("replication-world-zoo", zoo.change_table(acc, worlds.STRATEGIES))
 
 # %% tags=["remove-input"]
 c = {s: 100 * v["mean_change"] for s, v in changes.items()}
+table2_ordering = R.claim(
+    "table2-ordering",
+    "The mean change is most negative on MatchedFrequency ({mf:+.1f} points), then Threshold0.7 "
+    "({t:+.1f}), then TopImages ({top:+.1f}) — the ordering of Recht et al.'s Table 2 (−11.8, −3.2, "
+    "+2.1 points on ImageNet top-1).",
+    c["matchedfrequency"] < c["threshold0.7"] < c["topimages"],
+    mf=c["matchedfrequency"],
+    t=c["threshold0.7"],
+    top=c["topimages"],
+)
+
+# %% tags=["remove-input"]
+matched_drops_most_models = R.claim(
+    "matched-drops-most-models",
+    "{share:.0%} of the models lose accuracy on MatchedFrequency, as every model of Recht et al.'s "
+    "ImageNet testbed did.",
+    changes["matchedfrequency"]["fraction_dropping"] >= 0.9,
+    share=changes["matchedfrequency"]["fraction_dropping"],
+)
+
+# %% tags=["remove-input"]
 R.say(
     f"The zoo has {len(acc)} models, with v1 accuracies from {acc['v1'].min():.1%} to {acc['v1'].max():.1%}.",
-    R.claim("table2-ordering",
-            "The mean change is most negative on MatchedFrequency ({mf:+.1f} points), then Threshold0.7 "
-            "({t:+.1f}), then TopImages ({top:+.1f}) — the ordering of Recht et al.'s Table 2 (−11.8, −3.2, "
-            "+2.1 points on ImageNet top-1).", c["matchedfrequency"] < c["threshold0.7"] < c["topimages"],
-            mf=c["matchedfrequency"], t=c["threshold0.7"], top=c["topimages"]),
-    R.claim("matched-drops-most-models",
-            "{share:.0%} of the models lose accuracy on MatchedFrequency, as every model of Recht et al.'s "
-            "ImageNet testbed did.",
-            changes["matchedfrequency"]["fraction_dropping"] >= 0.9,
-            share=changes["matchedfrequency"]["fraction_dropping"]),
-)  # fmt: skip
+    table2_ordering,
+    matched_drops_most_models,
+)
 
 # %%
 viz.figure("replication-world-fig4", viz.replication_world.fig4_accuracy_change(acc, worlds.STRATEGIES))
@@ -253,8 +293,9 @@ ablation_changes = zoo.replication_changes(z, w, ablation, acc)
 ablation_label = (
     "noise-free frequencies" if ablation_annotators is None else f"{ablation_annotators} annotators"
 )
-fig = viz.replication_world.fig5_ablation(changes, ablation_changes, f"{cfg.annotators} annotators (as built)",
-                                          ablation_label)  # fmt: skip
+fig = viz.replication_world.fig5_ablation(
+    changes, ablation_changes, f"{cfg.annotators} annotators (as built)", ablation_label
+)
 viz.figure("replication-world-fig5", fig)
 
 # %% tags=["remove-input"]
@@ -263,28 +304,44 @@ removed = 1 - a["matchedfrequency"] / c["matchedfrequency"]
 removes_most = R.claim(
     "ablation-removes-most",
     "With {label}, MatchedFrequency's mean change is {abl:+.1f} points instead of {built:+.1f}: at least "
-    "half of the drop came from the noise in the observed frequencies.", removed >= 0.5,
-    label=ablation_label, abl=a["matchedfrequency"], built=c["matchedfrequency"], removed=removed,
-)  # fmt: skip
+    "half of the drop came from the noise in the observed frequencies.",
+    removed >= 0.5,
+    label=ablation_label,
+    abl=a["matchedfrequency"],
+    built=c["matchedfrequency"],
+    removed=removed,
+)
+
+# %% tags=["remove-input"]
 true_closer = R.claim(
     "ablation-true-frequency-closer",
     "Its mean true selection frequency moves from {built:.3f} to {abl:.3f}, closer to v1's {v1:.3f}.",
     abs(ablation_freq["matchedfrequency"]["true"] - v1["true"]) < abs(mf["true"] - v1["true"]),
-    built=mf["true"], abl=ablation_freq["matchedfrequency"]["true"], v1=v1["true"],
-)  # fmt: skip
+    built=mf["true"],
+    abl=ablation_freq["matchedfrequency"]["true"],
+    v1=v1["true"],
+)
+
+# %% tags=["remove-input"]
+ablation_threshold_top_gain_more = R.claim(
+    "ablation-threshold-top-gain-more",
+    "Threshold0.7 and TopImages, freed from the noise, gain more than as built ({t:+.1f} and "
+    "{top:+.1f} points against {t0:+.1f} and {top0:+.1f}).",
+    a["threshold0.7"] > c["threshold0.7"] and a["topimages"] > c["topimages"],
+    t=a["threshold0.7"],
+    top=a["topimages"],
+    t0=c["threshold0.7"],
+    top0=c["topimages"],
+)
 
 # %% tags=["remove-input"]
 R.say(
     removes_most,
     true_closer,
-    R.claim("ablation-threshold-top-gain-more",
-            "Threshold0.7 and TopImages, freed from the noise, gain more than as built ({t:+.1f} and "
-            "{top:+.1f} points against {t0:+.1f} and {top0:+.1f}).",
-            a["threshold0.7"] > c["threshold0.7"] and a["topimages"] > c["topimages"],
-            t=a["threshold0.7"], top=a["topimages"], t0=c["threshold0.7"], top0=c["topimages"]),
+    ablation_threshold_top_gain_more,
     f"MatchedFrequency took {ablation.matched_substituted['higher']} images from a higher and "
     f"{ablation.matched_substituted['lower']} from a lower frequency bin than their target when a bin ran out.",
-)  # fmt: skip
+)
 
 # %% [markdown]
 # ```{glue:figure} replication-world-fig5
@@ -308,19 +365,40 @@ more_freq = worlds.frequency_summary(w, more)
 more_changes = zoo.replication_changes(z, w, more, acc)
 
 # %% tags=["remove-input"]
-R.record({"more_annotators": {"annotators": more_annotators, "selection_frequency": more_freq,
-                              "accuracy_change": {s: v["mean_change"] for s, v in more_changes.items()}}})  # fmt: skip
+R.record(
+    {
+        "more_annotators": {
+            "annotators": more_annotators,
+            "selection_frequency": more_freq,
+            "accuracy_change": {s: v["mean_change"] for s, v in more_changes.items()},
+        }
+    }
+)
+
+# %% tags=["remove-input"]
 m = {s: 100 * v["mean_change"] for s, v in more_changes.items()}
 gap = {k: v1["true"] - f["matchedfrequency"]["true"] for k, f in (("built", freq), ("more", more_freq))}
-R.say(
-    R.claim("more-annotators-smaller-gap",
-            "With {n} annotators the true-frequency gap between v1 and MatchedFrequency is {more:.3f} "
-            "instead of {built:.3f}.", gap["more"] < gap["built"],
-            n=more_annotators, more=gap["more"], built=gap["built"]),
-    R.claim("more-annotators-smaller-drop",
-            "MatchedFrequency's mean change is {more:+.1f} points instead of {built:+.1f}.",
-            m["matchedfrequency"] > c["matchedfrequency"], more=m["matchedfrequency"], built=c["matchedfrequency"]),
-)  # fmt: skip
+more_annotators_smaller_gap = R.claim(
+    "more-annotators-smaller-gap",
+    "With {n} annotators the true-frequency gap between v1 and MatchedFrequency is {more:.3f} "
+    "instead of {built:.3f}.",
+    gap["more"] < gap["built"],
+    n=more_annotators,
+    more=gap["more"],
+    built=gap["built"],
+)
+
+# %% tags=["remove-input"]
+more_annotators_smaller_drop = R.claim(
+    "more-annotators-smaller-drop",
+    "MatchedFrequency's mean change is {more:+.1f} points instead of {built:+.1f}.",
+    m["matchedfrequency"] > c["matchedfrequency"],
+    more=m["matchedfrequency"],
+    built=c["matchedfrequency"],
+)
+
+# %% tags=["remove-input"]
+R.say(more_annotators_smaller_gap, more_annotators_smaller_drop)
 
 # %% [markdown]
 # ## Summary

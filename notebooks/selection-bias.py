@@ -68,31 +68,43 @@ R = results.Results()
 #           + \frac{\alpha+\beta}{n+\alpha+\beta}\,\mathrm{Beta}(\alpha,\beta)(s), $$
 #
 # a mixture of the target $p_1$ and the candidate distribution that reaches $p_1$ only as $n \to \infty$
-# ({numref}`fig-selection-bias-fig1`). The sampler below accepts with the exact ratio of beta-binomial pmfs
+# ({numref}`fig-selection-bias-paper-fig3`). The sampler below accepts with the exact ratio of beta-binomial pmfs
 # (the paper's pipeline estimates histograms from samples), and the chapter's defaults are α = 2, β = 3
 # (`toy_alpha`, `toy_beta`; the paper's Figure 3a draws α = β = 2).
 
 # %%
 sim = selection.simulate_toy_replication(toy_alpha, toy_beta, 10, toy_samples, seed=seed)
-viz.figure("selection-bias-fig1", viz.selection_bias.fig3_toy_model(sim, toy_alpha, toy_beta))
+viz.figure("selection-bias-paper-fig3", viz.selection_bias.fig3_toy_model(sim, toy_alpha, toy_beta))
 l1 = selection.toy_l1_distance(sim, toy_alpha, toy_beta, 10)
 mean_v1 = (toy_alpha + 1) / (toy_alpha + toy_beta + 1)
 mean_v2 = float(np.mean(sim))
 R.record({"toy_model": {"alpha": toy_alpha, "beta": toy_beta, "accepted": int(len(sim)), "l1_distance": l1}})
 
 # %% tags=["remove-input"]
-R.say(
-    R.claim("toy-simulation-matches-eq1",
-            "The rejection sampler reproduces Eq. (1): the L1 distance between its histogram of {n:,} accepted "
-            "images and the closed form is {l1:.4f}.", l1 < 0.05, n=len(sim), l1=l1),
-    R.claim("toy-v2-shifted",
-            "With 10 annotators the accepted images' mean true frequency is {m2:.3f}, below v1's {m1:.3f}.",
-            mean_v2 < mean_v1, m2=mean_v2, m1=mean_v1),
-)  # fmt: skip
+toy_simulation_matches_eq1 = R.claim(
+    "toy-simulation-matches-eq1",
+    "The rejection sampler reproduces Eq. (1): the L1 distance between its histogram of {n:,} accepted "
+    "images and the closed form is {l1:.4f}.",
+    l1 < 0.05,
+    n=len(sim),
+    l1=l1,
+)
+
+# %% tags=["remove-input"]
+toy_v2_shifted = R.claim(
+    "toy-v2-shifted",
+    "With 10 annotators the accepted images' mean true frequency is {m2:.3f}, below v1's {m1:.3f}.",
+    mean_v2 < mean_v1,
+    m2=mean_v2,
+    m1=mean_v1,
+)
+
+# %% tags=["remove-input"]
+R.say(toy_simulation_matches_eq1, toy_v2_shifted)
 
 # %% [markdown]
-# ```{glue:figure} selection-bias-fig1
-# :name: fig-selection-bias-fig1
+# ```{glue:figure} selection-bias-paper-fig3
+# :name: fig-selection-bias-paper-fig3
 #
 # **Figure 3 analog.** Left: the closed form (line) against a Monte-Carlo run of the rejection sampler
 # (bars), with the two Beta distributions it mixes. Right: the v2 density of Eq. (1) for more and more
@@ -114,11 +126,11 @@ s1, s2 = w.examples.s.to_numpy()[v1], w.examples.s.to_numpy()[v2]
 votes1, votes2 = selection_study.reannotate(s1, s2, reannotators, seed)
 c1, c2 = votes1.sum(1), votes2.sum(1)
 correct_v1, correct_v2, models = zoo.correct("v1"), zoo.correct("matchedfrequency"), zoo.names
-viz.figure("selection-bias-fig2", viz.selection_bias.fig4_fresh_frequencies(c1, c2, reannotators))
+viz.figure("selection-bias-paper-fig4", viz.selection_bias.fig4_fresh_frequencies(c1, c2, reannotators))
 
 # %% [markdown]
-# ```{glue:figure} selection-bias-fig2
-# :name: fig-selection-bias-fig2
+# ```{glue:figure} selection-bias-paper-fig4
+# :name: fig-selection-bias-paper-fig4
 #
 # **Figure 4 analog.** Histograms of the fresh observed frequencies of v1 and of MatchedFrequency — the
 # paper's Figure 4 on ImageNet, where v2 was matched on one round of votes and re-measured with another.
@@ -136,23 +148,36 @@ pool_pos = pd.Series(np.arange(len(w.split_index("pool"))), index=w.split_index(
 in_sample = (w.replication.v1_freq, w.replication.pool_freq[pool_pos[v2].to_numpy()])
 table1 = selection_study.frequency_table(in_sample, (votes1, votes2), (s1, s2))
 R.record({"selection_frequency": table1.to_dict(orient="index")})
-viz.table("selection-bias-table1", table1.round(3))
+viz.table("selection-bias-sec3-remeasurement", table1.round(3))
 
 # %% tags=["remove-input"]
 t = table1.to_numpy()
-R.say(
-    R.claim("table1-in-sample-alike",
-            "On the votes used for matching, v1 and MatchedFrequency look alike (mean {a:.3f} and {b:.3f});",
-            abs(t[0, 0] - t[1, 0]) < 0.02, a=t[0, 0], b=t[1, 0]),
-    R.claim("table1-held-out-gap",
-            "on fresh votes MatchedFrequency is lower ({d:.3f} against {c:.3f}), and the true frequencies, which "
-            "only the world knows, confirm the gap ({f:.3f} against {e:.3f}).",
-            t[1, 1] < t[0, 1] and t[1, 2] < t[0, 2], c=t[0, 1], d=t[1, 1], e=t[0, 2], f=t[1, 2]),
-)  # fmt: skip
+table1_in_sample_alike = R.claim(
+    "table1-in-sample-alike",
+    "On the votes used for matching, v1 and MatchedFrequency look alike (mean {a:.3f} and {b:.3f});",
+    abs(t[0, 0] - t[1, 0]) < 0.02,
+    a=t[0, 0],
+    b=t[1, 0],
+)
+
+# %% tags=["remove-input"]
+table1_held_out_gap = R.claim(
+    "table1-held-out-gap",
+    "on fresh votes MatchedFrequency is lower ({d:.3f} against {c:.3f}), and the true frequencies, which "
+    "only the world knows, confirm the gap ({f:.3f} against {e:.3f}).",
+    t[1, 1] < t[0, 1] and t[1, 2] < t[0, 2],
+    c=t[0, 1],
+    d=t[1, 1],
+    e=t[0, 2],
+    f=t[1, 2],
+)
+
+# %% tags=["remove-input"]
+R.say(table1_in_sample_alike, table1_held_out_gap)
 
 # %% [markdown]
-# ```{glue:figure} selection-bias-table1
-# :name: tbl-selection-bias-table1
+# ```{glue:figure} selection-bias-sec3-remeasurement
+# :name: tbl-selection-bias-sec3-remeasurement
 #
 # **The §3 remeasurement, on the world.** Mean selection frequency of v1 and MatchedFrequency on the votes
 # used for matching, on fresh held-out votes, and the world's true frequencies. (The paper's Table 1 is the
@@ -166,7 +191,7 @@ R.say(
 # $$ \hat{\mathcal{A}}^n = \sum_{k=0}^{n} \mathbb{E}_{\mathcal{D}_2}\!\left[f \mid \hat s_n = \tfrac{k}{n}\right]
 #    \, p_1\!\left(\hat s_n = \tfrac{k}{n}\right), $$
 #
-# which is itself statistic matching on noisy frequencies and so still biased. {numref}`fig-selection-bias-fig3`
+# which is itself statistic matching on noisy frequencies and so still biased. {numref}`fig-selection-bias-paper-fig5`
 # recomputes it using the first $m$ of the fresh annotators.
 
 # %%
@@ -177,7 +202,8 @@ curve = selection_study.naive_error_curve(sizes, naive_curve, truth)
 R.record({"naive_error_curve": curve})
 best = int(np.argmax(correct_v1.mean(1)))
 viz.figure(
-    "selection-bias-fig3", viz.selection_bias.fig5_naive(votes2, s2, correct_v2[best], models[best], curve)
+    "selection-bias-paper-fig5",
+    viz.selection_bias.fig5_naive(votes2, s2, correct_v2[best], models[best], curve),
 )
 
 # %% tags=["remove-input"]
@@ -185,21 +211,37 @@ e = curve["error_points"]
 worst_m = sizes[
     int(np.argmax(np.abs(np.array(e) - np.polyval(curve["line_in_1_over_m"], 1 / np.array(sizes)))))
 ]
-R.say(
-    R.claim("naive-error-shrinks",
-            "The naive estimator's error (mean over models) shrinks from {e1:+.2f} points with {m1} annotator to "
-            "{en:+.2f} with {mn}.", abs(e[-1]) < abs(e[0]), e1=e[0], m1=sizes[0], en=e[-1], mn=sizes[-1]),
-    R.claim("naive-error-not-linear",
-            "Over the whole range m = {m0}…{mn} it is not linear in 1/m: the least-squares line in 1/m misses the "
-            "measured points by up to {d:.2f} points ({share:.0%} of the error's range), the largest miss at m = {mw}. "
-            "The jackknife relies on the 1/n shape only near the n it uses; App. E's Figure 12 (below) looks there.",
-            curve["max_line_distance"] > 0.1 * np.ptp(e), m0=sizes[0], mn=sizes[-1], d=curve["max_line_distance"],
-            share=curve["max_line_distance"] / np.ptp(e), mw=worst_m),
-)  # fmt: skip
+naive_error_shrinks = R.claim(
+    "naive-error-shrinks",
+    "The naive estimator's error (mean over models) shrinks from {e1:+.2f} points with {m1} annotator to "
+    "{en:+.2f} with {mn}.",
+    abs(e[-1]) < abs(e[0]),
+    e1=e[0],
+    m1=sizes[0],
+    en=e[-1],
+    mn=sizes[-1],
+)
+
+# %% tags=["remove-input"]
+naive_error_not_linear = R.claim(
+    "naive-error-not-linear",
+    "Over the whole range m = {m0}…{mn} it is not linear in 1/m: the least-squares line in 1/m misses the "
+    "measured points by up to {d:.2f} points ({share:.0%} of the error's range), the largest miss at m = {mw}. "
+    "The jackknife relies on the 1/n shape only near the n it uses; App. E's Figure 12 (below) looks there.",
+    curve["max_line_distance"] > 0.1 * np.ptp(e),
+    m0=sizes[0],
+    mn=sizes[-1],
+    d=curve["max_line_distance"],
+    share=curve["max_line_distance"] / np.ptp(e),
+    mw=worst_m,
+)
+
+# %% tags=["remove-input"]
+R.say(naive_error_shrinks, naive_error_not_linear)
 
 # %% [markdown]
-# ```{glue:figure} selection-bias-fig3
-# :name: fig-selection-bias-fig3
+# ```{glue:figure} selection-bias-paper-fig5
+# :name: fig-selection-bias-paper-fig5
 #
 # **Figure 5 analog.** Left: v2's observed frequencies with more and more annotators, and the true
 # distribution (shaded). Middle: the best model's accuracy conditioned on the observed and on the true
@@ -242,40 +284,72 @@ jack = selection.jackknife_adjusted_accuracy(votes1, votes2, correct_v2)
 param, fitted = selection.parametric_adjusted_accuracy(
     c1, c2, correct_v2, reannotators, k=mixture_components, seed=seed
 )
-boot = selection.bootstrap_parametric(c1, c2, correct_v2, reannotators, n_boot=n_boot, seed=seed,
-                                      k=mixture_components, progress=True)  # fmt: skip
+boot = selection.bootstrap_parametric(
+    c1, c2, correct_v2, reannotators, n_boot=n_boot, seed=seed, k=mixture_components, progress=True
+)
 boot_low, boot_high = boot["low"], boot["high"]
 jboot = selection.bootstrap_jackknife(votes1, votes2, correct_v2, n_boot=n_boot, seed=seed, progress=True)
 
 # %%
 acc_v1, acc_v2 = correct_v1.mean(1), correct_v2.mean(1)
-estimates = pd.DataFrame({"v1": acc_v1, "v2 observed": acc_v2, "naive": naive, "jackknife": jack.corrected,
-                          "jackknife se": jack.std_error, "parametric": param, "parametric CI low": boot_low,
-                          "parametric CI high": boot_high, "ground truth": truth}, index=models)  # fmt: skip
-R.record({"per_model": estimates[["v1", "v2 observed", "naive", "jackknife", "parametric", "ground truth"]]
-          .rename(columns={"v2 observed": "observed", "ground truth": "ground_truth"}).to_dict(orient="index")})  # fmt: skip
-fig = viz.selection_bias.fig6_estimates(acc_v1, acc_v2, estimates, truth, jboot["low"], jboot["high"], boot_low,
-                                        boot_high, n_boot)  # fmt: skip
-viz.figure("selection-bias-fig4", fig)
+estimates = pd.DataFrame(
+    {
+        "v1": acc_v1,
+        "v2 observed": acc_v2,
+        "naive": naive,
+        "jackknife": jack.corrected,
+        "jackknife se": jack.std_error,
+        "parametric": param,
+        "parametric CI low": boot_low,
+        "parametric CI high": boot_high,
+        "ground truth": truth,
+    },
+    index=models,
+)
+
+# %%
+R.record(
+    {
+        "per_model": estimates[["v1", "v2 observed", "naive", "jackknife", "parametric", "ground truth"]]
+        .rename(columns={"v2 observed": "observed", "ground truth": "ground_truth"})
+        .to_dict(orient="index")
+    }
+)
+fig = viz.selection_bias.fig6_estimates(
+    acc_v1, acc_v2, estimates, truth, jboot["low"], jboot["high"], boot_low, boot_high, n_boot
+)
+viz.figure("selection-bias-paper-fig6", fig)
 
 # %%
 versions = {"unadjusted": acc_v2, "jackknife": jack.corrected, "parametric": param, "ground truth": truth}
 fits = {k: linfit.fit_linear(acc_v1, np.clip(v, 0, 1), n_boot=10_000, seed=seed) for k, v in versions.items()}
 R.record({"slopes": {k: f.slope for k, f in fits.items()}})
-slopes = pd.DataFrame({k: {"slope": f.slope, "slope CI low": f.slope_ci[0], "slope CI high": f.slope_ci[1]}
-                       for k, f in fits.items()}).T  # fmt: skip
+slopes = pd.DataFrame(
+    {
+        k: {"slope": f.slope, "slope CI low": f.slope_ci[0], "slope CI high": f.slope_ci[1]}
+        for k, f in fits.items()
+    }
+).T
 viz.table("selection-bias-slopes", slopes.round(3))
 
 # %% tags=["remove-input"]
 sl = {k: f.slope for k, f in fits.items()}
-R.say(R.claim("slopes-adjusted-flatter", "Adjusting for selection flattens the line, as on ImageNet: the unadjusted slope "
-              "is {u:.3f}, the jackknife's {j:.3f}, the parametric {p:.3f} and the ground truth's {t:.3f}.",
-              sl["unadjusted"] > max(sl["jackknife"], sl["parametric"], sl["ground truth"]), u=sl["unadjusted"],
-              j=sl["jackknife"], p=sl["parametric"], t=sl["ground truth"]))  # fmt: skip
+R.say(
+    R.claim(
+        "slopes-adjusted-flatter",
+        "Adjusting for selection flattens the line, as on ImageNet: the unadjusted slope "
+        "is {u:.3f}, the jackknife's {j:.3f}, the parametric {p:.3f} and the ground truth's {t:.3f}.",
+        sl["unadjusted"] > max(sl["jackknife"], sl["parametric"], sl["ground truth"]),
+        u=sl["unadjusted"],
+        j=sl["jackknife"],
+        p=sl["parametric"],
+        t=sl["ground truth"],
+    )
+)
 
 # %% [markdown]
-# ```{glue:figure} selection-bias-fig4
-# :name: fig-selection-bias-fig4
+# ```{glue:figure} selection-bias-paper-fig6
+# :name: fig-selection-bias-paper-fig6
 #
 # **Figure 6 analog.** v1 accuracy against v2 accuracy for every model of the zoo: observed (grey),
 # adjusted by each estimator (blue, with 95% percentile intervals of a bootstrap: over images and votes for
@@ -294,11 +368,17 @@ R.say(R.claim("slopes-adjusted-flatter", "Adjusting for selection flattens the l
 
 # %%
 panels = [("v1", c1, s1, fitted["p1"]), ("MatchedFrequency", c2, s2, fitted["p2"])]
-viz.figure("selection-bias-fig5", viz.selection_bias.fig7_mixtures(panels, reannotators))
+viz.figure("selection-bias-paper-fig7", viz.selection_bias.fig7_mixtures(panels, reannotators))
 mass = {name: selection_study.mass_above(c, reannotators, mix, s) for name, c, s, mix in panels}
-R.record({"mass_above_0.9": mass, "mixture": {
-    name: {"weights": m.weights, "alphas": m.alphas, "betas": m.betas, "loglik": m.loglik}
-    for name, m in (("v1", fitted["p1"]), ("matchedfrequency", fitted["p2"]))}})  # fmt: skip
+R.record(
+    {
+        "mass_above_0.9": mass,
+        "mixture": {
+            name: {"weights": m.weights, "alphas": m.alphas, "betas": m.betas, "loglik": m.loglik}
+            for name, m in (("v1", fitted["p1"]), ("matchedfrequency", fitted["p2"]))
+        },
+    }
+)
 
 # %% tags=["remove-input"]
 m1, p1_fit, p2_fit = mass["v1"], fitted["p1"], fitted["p2"]
@@ -308,25 +388,38 @@ narrower = R.claim(
     "{sf:.3f} against {so:.3f} for the observed frequencies (true: {st:.3f}), and it puts {f:.3f} of its mass "
     "above s = 0.9 against the {o:.3f} of images observed there.",
     p1_fit.variance < np.var(c1 / reannotators) and m1["fitted"] < m1["observed"],
-    sf=p1_fit.variance**0.5, so=np.std(c1 / reannotators), st=np.std(s1), f=m1["fitted"], o=m1["observed"],
-)  # fmt: skip
+    sf=p1_fit.variance**0.5,
+    so=np.std(c1 / reannotators),
+    st=np.std(s1),
+    f=m1["fitted"],
+    o=m1["observed"],
+)
 
 # %% tags=["remove-input"]
 spike = int(np.argmax(p2_fit.alphas + p2_fit.betas))
+mixture_spike = R.claim(
+    "mixture-spike",
+    "The MatchedFrequency fit includes a near point mass, Beta({a:,.0f}, {b:,.0f}) with weight "
+    "{w:.2f} at s = {m:.2f}: three beta components do not describe the world's frequencies exactly.",
+    p2_fit.alphas[spike] + p2_fit.betas[spike] > 1000,
+    a=p2_fit.alphas[spike],
+    b=p2_fit.betas[spike],
+    w=p2_fit.weights[spike],
+    m=p2_fit.means[spike],
+)
+
+# %% tags=["remove-input"]
 R.say(
     narrower,
-    "On ImageNet the fits went the other way, placing \"much more density on higher selection frequencies\" than "
+    'On ImageNet the fits went the other way, placing "much more density on higher selection frequencies" than '
     "the observed frequencies (Figure 7 caption): there v1's frequencies crowd the ceiling (85% on average, §3); "
     f"here they average {np.mean(s1):.2f}.",
-    R.claim("mixture-spike", "The MatchedFrequency fit includes a near point mass, Beta({a:,.0f}, {b:,.0f}) with weight "
-            "{w:.2f} at s = {m:.2f}: three beta components do not describe the world's frequencies exactly.",
-            p2_fit.alphas[spike] + p2_fit.betas[spike] > 1000, a=p2_fit.alphas[spike], b=p2_fit.betas[spike],
-            w=p2_fit.weights[spike], m=p2_fit.means[spike]),
-)  # fmt: skip
+    mixture_spike,
+)
 
 # %% [markdown]
-# ```{glue:figure} selection-bias-fig5
-# :name: fig-selection-bias-fig5
+# ```{glue:figure} selection-bias-paper-fig7
+# :name: fig-selection-bias-paper-fig7
 #
 # **Figure 7 analog.** The fitted beta mixtures (orange lines) for the true frequencies, the observed-frequency
 # distribution they imply (green dots) against the observed histogram (blue bars), and — which the paper could not
@@ -350,60 +443,93 @@ redrawn = selection_study.redraw_errors(s1, s2, correct_v2, reannotators, redraw
 # %% tags=["remove-input"]
 b = 100 * errors.mean()
 param_se = 100 * float(np.mean(boot["se"]))
-R.record({
-    "mean_bias": {k: float(errors[k].mean()) for k in ("naive", "jackknife", "parametric")},
-    "mean_abs_error": {k: float(errors[k].abs().mean()) for k in ("naive", "jackknife", "parametric", "observed")},
-    "fraction_parametric_closer": closer, "redraws": redrawn, "bootstrap_samples": n_boot,
-    "uncertainty_check": {
-        "jackknife": {"empirical_sd": redrawn["per_model_sd"]["jackknife"], "reported_se": redrawn["jackknife_se"]},
-        "jackknife_bootstrap": {"empirical_sd": redrawn["per_model_sd"]["jackknife"],
-                                "reported_se": 100 * float(np.mean(jboot["se"]))},
-        "parametric": {"empirical_sd": redrawn["per_model_sd"]["parametric"], "reported_se": param_se},
-    },
-})  # fmt: skip
+R.record(
+    {
+        "mean_bias": {k: float(errors[k].mean()) for k in ("naive", "jackknife", "parametric")},
+        "mean_abs_error": {
+            k: float(errors[k].abs().mean()) for k in ("naive", "jackknife", "parametric", "observed")
+        },
+        "fraction_parametric_closer": closer,
+        "redraws": redrawn,
+        "bootstrap_samples": n_boot,
+    }
+)
 
 # %% tags=["remove-input"]
-errors_paragraph = [
-    R.claim("observed-below-truth", "The plain v2 accuracy is {o:.2f} points below the selection-adjusted truth "
-            "on average;", b["observed"] < 0, o=-b["observed"]),
-    R.claim("naive-below-truth", "the naive estimator removes part of that gap but, being statistic matching on "
-            "noisy frequencies itself, stays below the truth (mean bias {n:+.2f} points).",
-            b["observed"] < b["naive"] < 0, n=b["naive"]),
-    f"The jackknife's mean bias in this draw is {b['jackknife']:+.2f} points and the parametric estimate's "
-    f"{b['parametric']:+.2f}; the parametric estimate is closer to the truth than the naive one for {closer:.0%} "
-    "of the models.",
-]  # fmt: skip
+jk_sd = redrawn["per_model_sd"]["jackknife"]
+uncertainty = {
+    "jackknife": {"empirical_sd": jk_sd, "reported_se": redrawn["jackknife_se"]},
+    "jackknife_bootstrap": {"empirical_sd": jk_sd, "reported_se": 100 * float(np.mean(jboot["se"]))},
+    "parametric": {"empirical_sd": redrawn["per_model_sd"]["parametric"], "reported_se": param_se},
+}
+R.record({"uncertainty_check": uncertainty})
 
 # %% tags=["remove-input"]
-errors_paragraph += [
-    R.claim("jackknife-error-is-variance",
-            "Over {r} fresh vote draws the jackknife's error averages {m:+.2f} points, while a single model's "
-            "jackknife estimate varies from draw to draw with a standard deviation of {sd:.2f} points: its error "
-            "is mostly variance, not bias.",
-            abs(redrawn["mean_error"]["jackknife"]) < redrawn["per_model_sd"]["jackknife"],
-            r=redraws, m=redrawn["mean_error"]["jackknife"], sd=redrawn["per_model_sd"]["jackknife"]),
-    R.claim("jackknife-se-understates",
-            "The jackknife's reported standard error, {se:.2f} points on average, understates that spread: it is "
-            "the jackknife's standard error of the naive estimate, not of the corrected one.",
-            redrawn["jackknife_se"] < redrawn["per_model_sd"]["jackknife"], se=redrawn["jackknife_se"]),
-]  # fmt: skip
+observed_below_truth = R.claim(
+    "observed-below-truth",
+    "The plain v2 accuracy is {o:.2f} points below the selection-adjusted truth on average;",
+    b["observed"] < 0,
+    o=-b["observed"],
+)
+
+# %% tags=["remove-input"]
+naive_below_truth = R.claim(
+    "naive-below-truth",
+    "the naive estimator removes part of that gap but, being statistic matching on "
+    "noisy frequencies itself, stays below the truth (mean bias {n:+.2f} points).",
+    b["observed"] < b["naive"] < 0,
+    n=b["naive"],
+)
+
+# %% tags=["remove-input"]
+jackknife_error_is_variance = R.claim(
+    "jackknife-error-is-variance",
+    "Over {r} fresh vote draws the jackknife's error averages {m:+.2f} points, while a single model's "
+    "jackknife estimate varies from draw to draw with a standard deviation of {sd:.2f} points: its error "
+    "is mostly variance, not bias.",
+    abs(redrawn["mean_error"]["jackknife"]) < redrawn["per_model_sd"]["jackknife"],
+    r=redraws,
+    m=redrawn["mean_error"]["jackknife"],
+    sd=redrawn["per_model_sd"]["jackknife"],
+)
+
+# %% tags=["remove-input"]
+jackknife_se_understates = R.claim(
+    "jackknife-se-understates",
+    "The jackknife's reported standard error, {se:.2f} points on average, understates that spread: it is "
+    "the jackknife's standard error of the naive estimate, not of the corrected one.",
+    redrawn["jackknife_se"] < redrawn["per_model_sd"]["jackknife"],
+    se=redrawn["jackknife_se"],
+)
+
+# %% tags=["remove-input"]
+jackknife_bootstrap_covers = R.claim(
+    "jackknife-bootstrap-covers",
+    "The Figure 6 analog therefore draws the jackknife's intervals from a bootstrap over images and votes "
+    "({b} samples; each resampled image gets fresh votes from its posterior frequency under the fitted "
+    "mixture): its standard error, {jb:.2f} points, exceeds the spread over vote draws, which holds the "
+    "images fixed and measures the votes' noise alone.",
+    100 * np.mean(jboot["se"]) >= redrawn["per_model_sd"]["jackknife"],
+    b=n_boot,
+    jb=100 * np.mean(jboot["se"]),
+)
 
 # %% tags=["remove-input"]
 R.say(
-    *errors_paragraph,
-    R.claim("jackknife-bootstrap-covers",
-            "The Figure 6 analog therefore draws the jackknife's intervals from a bootstrap over images and votes "
-            "({b} samples; each resampled image gets fresh votes from its posterior frequency under the fitted "
-            "mixture): its standard error, {jb:.2f} points, exceeds the spread over vote draws, which holds the "
-            "images fixed and measures the votes' noise alone.",
-            100 * np.mean(jboot["se"]) >= redrawn["per_model_sd"]["jackknife"], b=n_boot,
-            jb=100 * np.mean(jboot["se"])),
+    observed_below_truth,
+    naive_below_truth,
+    f"The jackknife's mean bias in this draw is {b['jackknife']:+.2f} points and the parametric estimate's "
+    f"{b['parametric']:+.2f}; the parametric estimate is closer to the truth than the naive one for {closer:.0%} "
+    "of the models.",
+    jackknife_error_is_variance,
+    jackknife_se_understates,
+    jackknife_bootstrap_covers,
     f"The parametric estimate's bootstrap (over images, {n_boot} samples) implies a standard error of "
     f"{param_se:.2f} points against its spread over draws of {redrawn['per_model_sd']['parametric']:.2f}.",
     f"With the parametric estimate, the mean v1–v2 gap of {100 * decomp['accuracy_gap'].mean():.1f} points splits "
     f"(Eq. 2) into {100 * decomp['selection_gap'].mean():.1f} points of selection gap and "
     f"{100 * decomp['bias_corrected_gap'].mean():.1f} points of bias-corrected gap.",
-)  # fmt: skip
+)
 
 # %% [markdown]
 # ```{glue:figure} selection-bias-errors
@@ -427,34 +553,70 @@ R.say(
 
 # %%
 b_abs = 100 * errors.abs().mean()
-sequence = selection_study.gap_sequence(acc_v1, {"observed": acc_v2, "naive": naive, "jackknife": jack.corrected,
-                                                 "parametric": param, "ground truth": truth})  # fmt: skip
+sequence = selection_study.gap_sequence(
+    acc_v1,
+    {
+        "observed": acc_v2,
+        "naive": naive,
+        "jackknife": jack.corrected,
+        "parametric": param,
+        "ground truth": truth,
+    },
+)
 R.record({"gap_sequence": sequence})
 viz.table("selection-bias-gap-sequence", pd.DataFrame({"v1 − v2 gap (points)": sequence}).T.round(2))
 
 # %% tags=["remove-input"]
 gt, jk, pm = sequence["ground truth"], sequence["jackknife"], sequence["parametric"]
-sequence_paragraph = [
-    R.claim("gap-sequence-naive", "The naive estimator shrinks the world's mean gap from {o:.2f} to {n:.2f} points,",
-            sequence["naive"] < sequence["observed"], o=sequence["observed"], n=sequence["naive"]),
-    R.claim("gap-sequence-jackknife", "and the jackknife moves it further the same way, to {j:.2f} (on ImageNet: from "
-            "5.7% to 4.6%).", sequence["jackknife"] < sequence["naive"], j=sequence["jackknife"]),
-]  # fmt: skip
+gap_sequence_naive = R.claim(
+    "gap-sequence-naive",
+    "The naive estimator shrinks the world's mean gap from {o:.2f} to {n:.2f} points,",
+    sequence["naive"] < sequence["observed"],
+    o=sequence["observed"],
+    n=sequence["naive"],
+)
+
+# %% tags=["remove-input"]
+gap_sequence_jackknife = R.claim(
+    "gap-sequence-jackknife",
+    "and the jackknife moves it further the same way, to {j:.2f} (on ImageNet: from 5.7% to 4.6%).",
+    sequence["jackknife"] < sequence["naive"],
+    j=sequence["jackknife"],
+)
+
+# %% tags=["remove-input"]
+gap_sequence_jackknife_overshoots = R.claim(
+    "gap-sequence-jackknife-overshoots",
+    "The ground truth is {t:.2f}: in this draw the jackknife overshoots it "
+    "by {x:.2f} points ({r:.1f} times the standard deviation of its mean error over the vote draws above), "
+    "and the parametric estimate misses it by less, {p:.2f}. On ImageNet the paper expects the jackknife to "
+    "underestimate the correction (App. E); in the world it overshoots in this draw and averages {mj:+.2f} "
+    "points over the redraws.",
+    jk < gt and abs(pm - gt) < gt - jk,
+    t=gt,
+    x=gt - jk,
+    r=(gt - jk) / redrawn["sd_of_mean_error"]["jackknife"],
+    p=abs(pm - gt),
+    mj=redrawn["mean_error"]["jackknife"],
+)
+
+# %% tags=["remove-input"]
+jackknife_worse_than_naive_here = R.claim(
+    "jackknife-worse-than-naive-here",
+    "In this draw the jackknife's mean absolute error, {j:.2f} points, is "
+    "larger than the naive estimator's {n:.2f}.",
+    b_abs["jackknife"] > b_abs["naive"],
+    j=b_abs["jackknife"],
+    n=b_abs["naive"],
+)
 
 # %% tags=["remove-input"]
 R.say(
-    *sequence_paragraph,
-    R.claim("gap-sequence-jackknife-overshoots", "The ground truth is {t:.2f}: in this draw the jackknife overshoots it "
-            "by {x:.2f} points ({r:.1f} times the standard deviation of its mean error over the vote draws above), "
-            "and the parametric estimate misses it by less, {p:.2f}. On ImageNet the paper expects the jackknife to "
-            "underestimate the correction (App. E); in the world it overshoots in this draw and averages {mj:+.2f} "
-            "points over the redraws.",
-            jk < gt and abs(pm - gt) < gt - jk, t=gt, x=gt - jk, r=(gt - jk) / redrawn["sd_of_mean_error"]["jackknife"],
-            p=abs(pm - gt), mj=redrawn["mean_error"]["jackknife"]),
-    R.claim("jackknife-worse-than-naive-here", "In this draw the jackknife's mean absolute error, {j:.2f} points, is "
-            "larger than the naive estimator's {n:.2f}.", b_abs["jackknife"] > b_abs["naive"], j=b_abs["jackknife"],
-            n=b_abs["naive"]),
-)  # fmt: skip
+    gap_sequence_naive,
+    gap_sequence_jackknife,
+    gap_sequence_jackknife_overshoots,
+    jackknife_worse_than_naive_here,
+)
 
 # %% [markdown]
 # ```{glue:figure} selection-bias-gap-sequence
@@ -478,29 +640,45 @@ R.say(
 
 # %%
 gaps = selection_study.gap_vs_annotators(w, zoo, (2, 3, 5, 10, 20, 40), rounds=rematch_rounds)
-viz.figure("selection-bias-fig11", viz.selection_bias_appendix.fig11_gap_vs_annotators(gaps))
+viz.figure("selection-bias-paper-fig11", viz.selection_bias_appendix.fig11_gap_vs_annotators(gaps))
 g = [row["gap"] for row in gaps["by_annotators"]]
-R.record({"gap_vs_annotators": [{"annotators": r["annotators"], "gap": r["gap"]} for r in gaps["by_annotators"]],
-          "gap_vs_annotators_detail": gaps})  # fmt: skip
+R.record(
+    {
+        "gap_vs_annotators": [
+            {"annotators": r["annotators"], "gap": r["gap"]} for r in gaps["by_annotators"]
+        ],
+        "gap_vs_annotators_detail": gaps,
+    }
+)
 
 # %% tags=["remove-input"]
 d1_shrinks = R.claim(
     "d1-gap-shrinks",
     "Re-matched on {m0} votes per image the world's MatchedFrequency trails v1 by {g0:.1f} points; on {m1} votes "
     "by {g1:.1f}.",
-    g[-1] < g[0], m0=gaps["by_annotators"][0]["annotators"], g0=g[0], m1=gaps["by_annotators"][-1]["annotators"], g1=g[-1],
-)  # fmt: skip
-R.say(
-    d1_shrinks,
-    R.claim("d1-noise-free-below", "Matching on the true frequencies leaves {nf:.1f} points, less than the mean gap at "
-            "any m: the part of the gap that more annotators remove is selection bias; what remains comes from "
-            "matching on five coarse frequency bins (§2's other source of bias), not from vote noise.",
-            gaps["noise_free"] < min(g), nf=gaps["noise_free"]),
-)  # fmt: skip
+    g[-1] < g[0],
+    m0=gaps["by_annotators"][0]["annotators"],
+    g0=g[0],
+    m1=gaps["by_annotators"][-1]["annotators"],
+    g1=g[-1],
+)
+
+# %% tags=["remove-input"]
+d1_noise_free_below = R.claim(
+    "d1-noise-free-below",
+    "Matching on the true frequencies leaves {nf:.1f} points, less than the mean gap at "
+    "any m: the part of the gap that more annotators remove is selection bias; what remains comes from "
+    "matching on five coarse frequency bins (§2's other source of bias), not from vote noise.",
+    gaps["noise_free"] < min(g),
+    nf=gaps["noise_free"],
+)
+
+# %% tags=["remove-input"]
+R.say(d1_shrinks, d1_noise_free_below)
 
 # %% [markdown]
-# ```{glue:figure} selection-bias-fig11
-# :name: fig-selection-bias-fig11
+# ```{glue:figure} selection-bias-paper-fig11
+# :name: fig-selection-bias-paper-fig11
 #
 # **Figure 11 analog.** v1 accuracy minus accuracy on MatchedFrequency re-sampled from the pool on $m$ votes
 # per image (mean over models and rounds, ±1.96 SD over rounds where the paper shows bootstrap intervals),
@@ -516,32 +694,46 @@ R.say(
 # %%
 d2 = selection_study.heldout_matching(w, train=5, heldout=5, seed=seed)
 R.record({"heldout_matching": {f"{a} | {b}": row for (a, b), row in d2.to_dict(orient="index").items()}})
-viz.table("selection-bias-d2", d2.round(3))
+viz.table("selection-bias-paper-table1", d2.round(3))
 d2_gaps = {
     ref: d2.loc[ref, "replication"].to_numpy() - d2.loc[ref, "v1"].to_numpy() for ref in d2.index.levels[0]
 }
 
 # %% tags=["remove-input"]
-R.say(*[
-    R.claim(f"d2-heldout-lower-{ref.split()[2]}",
+R.say(
+    *[
+        R.claim(
+            f"d2-heldout-lower-{ref.split()[2]}",
             "With v1's frequencies from {ref}, the replication's held-out frequency is {h:.3f} below v1's while "
-            "its in-sample frequency differs by {i:+.3f}.", gap[1] < 0 and gap[1] < gap[0] - 0.005,
-            ref=ref.split("from ")[1], h=-gap[1], i=gap[0])
-    for ref, gap in d2_gaps.items()
-])  # fmt: skip
+            "its in-sample frequency differs by {i:+.3f}.",
+            gap[1] < 0 and gap[1] < gap[0] - 0.005,
+            ref=ref.split("from ")[1],
+            h=-gap[1],
+            i=gap[0],
+        )
+        for ref, gap in d2_gaps.items()
+    ]
+)
 
 # %% tags=["remove-input"]
 i10, i5 = d2_gaps["v1 from 10 votes"][0], d2_gaps["v1 from 5 votes"][0]
-R.say(R.claim("d2-unlike-paper", "Unlike the paper, where the in-sample frequencies agree (0.71 and 0.71) and the bias is "
-              "\"undetectable without heldout samples\", v1's 10-vote frequencies already differ in-sample ({a:+.3f}): they "
-              "fall into the five matching bins differently from the replication's 5-vote ones; with 5 votes on both "
-              "sides they agree to {b:+.3f}. The world's held-out gap ({h:.3f}) is also several times the paper's 0.02.",
-              abs(i10) > abs(i5) and -d2_gaps["v1 from 10 votes"][1] > 0.02, a=i10, b=i5,
-              h=-d2_gaps["v1 from 10 votes"][1]))  # fmt: skip
+R.say(
+    R.claim(
+        "d2-unlike-paper",
+        "Unlike the paper, where the in-sample frequencies agree (0.71 and 0.71) and the bias is "
+        '"undetectable without heldout samples", v1\'s 10-vote frequencies already differ in-sample ({a:+.3f}): they '
+        "fall into the five matching bins differently from the replication's 5-vote ones; with 5 votes on both "
+        "sides they agree to {b:+.3f}. The world's held-out gap ({h:.3f}) is also several times the paper's 0.02.",
+        abs(i10) > abs(i5) and -d2_gaps["v1 from 10 votes"][1] > 0.02,
+        a=i10,
+        b=i5,
+        h=-d2_gaps["v1 from 10 votes"][1],
+    )
+)
 
 # %% [markdown]
-# ```{glue:figure} selection-bias-d2
-# :name: tbl-selection-bias-d2
+# ```{glue:figure} selection-bias-paper-table1
+# :name: tbl-selection-bias-paper-table1
 #
 # **Table 1 analog (App. D.2).** Mean selection frequency of v1 and of a MatchedFrequency replication re-sampled on
 # five votes per image: on the votes used for matching, on five held-out votes, and the truth.
@@ -555,29 +747,37 @@ R.say(R.claim("d2-unlike-paper", "Unlike the paper, where the in-sample frequenc
 # %%
 jack_sizes = [m for m in sizes if m >= 2]
 jack_curve = selection_study.jackknife_by_annotators(votes1, votes2, correct_v2, jack_sizes)
-viz.figure("selection-bias-fig12",
-           viz.selection_bias_appendix.fig12_jackknife_by_annotators(jack_sizes, jack_curve, models, truth))  # fmt: skip
+viz.figure(
+    "selection-bias-paper-fig12",
+    viz.selection_bias_appendix.fig12_jackknife_by_annotators(jack_sizes, jack_curve, models, truth),
+)
 jack_err = 100 * np.abs(jack_curve - truth).mean(axis=1)
 R.record({"jackknife_by_annotators": {"annotators": jack_sizes, "mean_abs_error": jack_err.tolist()}})
 
 # %% tags=["remove-input"]
+sd_mean, sd_model = redrawn["sd_of_mean_error"]["jackknife"], redrawn["per_model_sd"]["jackknife"]
+fig12 = {"e0": jack_err[0], "n0": jack_sizes[0], "e1": jack_err[-1], "n1": jack_sizes[-1]}
+fig12 |= {"em": jack_err.min(), "nm": jack_sizes[int(np.argmin(jack_err))]}
+fig12 |= {"sm": sd_mean, "sd": sd_model, "ind": sd_model / np.sqrt(len(models))}
+not_steady = jack_err[-1] < jack_err[0] and np.any(np.diff(jack_err) > 0)
+
+# %% tags=["remove-input"]
 R.say(
-    R.claim("fig12-jackknife-improves", "Averaged over models, the jackknife's absolute error falls from {e0:.2f} "
-            "points with {n0} annotators to {e1:.2f} with {n1}, not steadily (smallest: {em:.2f} with {nm}): with the "
-            "images fixed, a single draw of votes moves every model's estimate together (over the redraws above, the "
-            "mean error over models varies with SD {sm:.2f} points, far more than independent per-model errors of SD "
-            "{sd:.2f} would give, {ind:.2f}).",
-            jack_err[-1] < jack_err[0] and np.any(np.diff(jack_err) > 0) and redrawn["sd_of_mean_error"]["jackknife"]
-            > 2 * redrawn["per_model_sd"]["jackknife"] / np.sqrt(len(models)),
-            sm=redrawn["sd_of_mean_error"]["jackknife"], sd=redrawn["per_model_sd"]["jackknife"],
-            ind=redrawn["per_model_sd"]["jackknife"] / np.sqrt(len(models)),
-            e0=jack_err[0], n0=jack_sizes[0], e1=jack_err[-1], n1=jack_sizes[-1], em=jack_err.min(),
-            nm=jack_sizes[int(np.argmin(jack_err))]),
-)  # fmt: skip
+    R.claim(
+        "fig12-jackknife-improves",
+        "Averaged over models, the jackknife's absolute error falls from {e0:.2f} "
+        "points with {n0} annotators to {e1:.2f} with {n1}, not steadily (smallest: {em:.2f} with {nm}): with the "
+        "images fixed, a single draw of votes moves every model's estimate together (over the redraws above, the "
+        "mean error over models varies with SD {sm:.2f} points, far more than independent per-model errors of SD "
+        "{sd:.2f} would give, {ind:.2f}).",
+        not_steady and sd_mean > 2 * sd_model / np.sqrt(len(models)),
+        **fig12,
+    ),
+)
 
 # %% [markdown]
-# ```{glue:figure} selection-bias-fig12
-# :name: fig-selection-bias-fig12
+# ```{glue:figure} selection-bias-paper-fig12
+# :name: fig-selection-bias-paper-fig12
 #
 # **Figure 12 analog.** The jackknife-adjusted v2 accuracy from the first $n$ fresh annotators against
 # $1/n$, for ten models spread over the zoo's accuracy range; crosses mark each model's ground truth.
@@ -589,12 +789,30 @@ R.say(
 # similar results". The world refits with the first $m$ fresh votes and with $k$ components:
 
 # %%
-sweeps = selection_study.parametric_sweeps(votes1, votes2, correct_v2, truth,
-                                           [m for m in (10, 20, 40) if m <= reannotators], (1, 2, 3, 5),
-                                           k=mixture_components, seed=seed)  # fmt: skip
-viz.figure("selection-bias-fig13", viz.selection_bias_appendix.fig13_14_sweeps(acc_v1, acc_v2, truth, sweeps))
-R.record({"parametric_sweeps": {key: [{k: v for k, v in row.items() if k != "estimates"} for row in rows]
-                                 for key, rows in sweeps.items()}})  # fmt: skip
+sweeps = selection_study.parametric_sweeps(
+    votes1,
+    votes2,
+    correct_v2,
+    truth,
+    [m for m in (10, 20, 40) if m <= reannotators],
+    (1, 2, 3, 5),
+    k=mixture_components,
+    seed=seed,
+)
+viz.figure(
+    "selection-bias-paper-fig13-14",
+    viz.selection_bias_appendix.fig13_14_sweeps(acc_v1, acc_v2, truth, sweeps),
+)
+
+# %%
+R.record(
+    {
+        "parametric_sweeps": {
+            key: [{k: v for k, v in row.items() if k != "estimates"} for row in rows]
+            for key, rows in sweeps.items()
+        }
+    }
+)
 viz.table("selection-bias-sweeps", selection_study.sweep_table(sweeps).round(2))
 
 # %% tags=["remove-input"]
@@ -610,8 +828,8 @@ R.say(
 )
 
 # %% [markdown]
-# ```{glue:figure} selection-bias-fig13
-# :name: fig-selection-bias-fig13
+# ```{glue:figure} selection-bias-paper-fig13-14
+# :name: fig-selection-bias-paper-fig13-14
 #
 # **Figures 13 and 14 analog.** v1 against parametrically adjusted v2 accuracy with the first $m$ fresh
 # votes (left) and with $k$ mixture components (right); crosses mark the ground truth.

@@ -94,3 +94,13 @@ def test_loaded_tables_are_copies():
     a = published.load_table("recht2019_cifar10")
     a.loc[0, "orig_acc"] = -1
     assert published.load_table("recht2019_cifar10").loc[0, "orig_acc"] == 98.4
+
+
+def test_mlm_table1_as_printed():
+    # MLM paper §4.2, Table 1: "on the order of 1e-14 to 1e-15" for seven digits, about 1e-4 for 5, 6 and 8
+    t1 = published.reported()["mlm"]["table1_centroid_shift"]
+    d = np.asarray(t1["distance"])
+    assert d.shape == (10,) and d[0] == 1.1694e-14 and d[6] == 2.3118e-04
+    large = np.flatnonzero(d > 1e-6)
+    assert large.tolist() == [5, 6, 8]
+    assert (d[large] > 1e-4).all() and (np.delete(d, large) < 1e-13).all()

@@ -51,6 +51,17 @@ def test_notebook_code_cells_are_short():
     assert not long_cells, f"code cells over {MAX_CELL_LINES} non-comment lines:\n" + "\n".join(long_cells)
 
 
+def test_notebooks_are_formatted_without_exemptions():
+    # the line count above is only meaningful on formatted code: `# fmt: skip` could pack a cell into few lines
+    hits = [
+        f"{path.name}:{i}"
+        for path in sorted((ROOT / "notebooks").glob("*.py"))
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "fmt: skip" in line or "fmt: off" in line
+    ]
+    assert not hits, "formatter exemptions in chapters: " + ", ".join(hits)
+
+
 def _public_functions():
     import importlib
     import inspect

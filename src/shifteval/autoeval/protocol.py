@@ -420,7 +420,7 @@ def meta_validation(est: AutoEval, backbone: Any) -> tuple[dict, dict]:
         linear regression on FD alone; ``mlp_alpha``: the MLP's chosen L2 penalty; ``accuracy_range``:
         the classifier's lowest and highest accuracy over the training meta-sets.
     regression : dict
-        The keyword arguments of :func:`shifteval.viz.ood_autoeval.fig2_regression`: FD and accuracy of
+        The keyword arguments of :func:`shifteval.viz.ood_autoeval.meta_regression`: FD and accuracy of
         every training and validation meta-set, both regressors' predictions and their RMSE.
 
     Examples

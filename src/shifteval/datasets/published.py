@@ -167,7 +167,7 @@ def reported() -> dict:
     Returns
     -------
     dict
-        Keyed by paper (``"recht2019"``, ``"engstrom2020"``); every entry carries a ``source``.
+        Keyed by paper (``"recht2019"``, ``"engstrom2020"``, ``"mlm"``); every entry carries a ``source``.
 
     Examples
     --------

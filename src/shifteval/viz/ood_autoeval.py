@@ -124,7 +124,7 @@ def fig_energy(
     return fig
 
 
-def fig2_regression(
+def meta_regression(
     fd_train: ArrayLike,
     acc_train: ArrayLike,
     fd_val: ArrayLike,
@@ -159,7 +159,7 @@ def fig2_regression(
     --------
     >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
     >>> acc = np.array([0.9, 0.8, 0.7])
-    >>> fig = fig2_regression([1, 2, 3], acc, [1.5, 2.5], acc[:2], acc[:2], acc[:2] + 0.01, 0.0, 1.0)
+    >>> fig = meta_regression([1, 2, 3], acc, [1.5, 2.5], acc[:2], acc[:2], acc[:2] + 0.01, 0.0, 1.0)
     >>> [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
     ['MLP on h (RMSE 0.00 pts)', 'linear on FD (RMSE 1.00 pts)']
     >>> plt.close("all")
