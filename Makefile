@@ -2,6 +2,7 @@
 #   make book   set up .venv (first time), execute every chapter on the embedded data, build the HTML
 #               (make book PARAMS=real: the real-data edition into _build/real/html, data fetched into DATA=data)
 #   make test   set up .venv (first time), run the test suite
+#   make test-fast  the tests not marked slow: the library, its doctests, types, style (a developer's loop)
 #   make clean  remove built outputs (keeps .venv; `make distclean` removes it too)
 
 PYTHON ?= python3
@@ -12,13 +13,16 @@ PARAMS ?= default
 EDITION ?= full
 DATA ?= data
 
-.PHONY: book test clean distclean lock
+.PHONY: book test test-fast clean distclean lock
 
 book: $(STAMP)
 	$(BIN)/shifteval build --params $(PARAMS) --edition $(EDITION) --data $(DATA)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow" -q
 
 # torch 2.13.0 first: it resolves to the local CPU build, so nothing later pulls CUDA wheels.
 # requirements.lock pins every package (regenerate with `make lock`).

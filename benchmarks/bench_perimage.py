@@ -15,8 +15,9 @@ import argparse
 import numpy as np
 from _timing import median_time
 
-from shifteval import linfit, perimage
+from shifteval import linfit
 from shifteval.datasets import published, released
+from shifteval.linfit import perimage
 
 
 def loop(x1, x2, n_boot, rng, scale="probit"):

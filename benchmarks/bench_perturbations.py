@@ -17,7 +17,7 @@ from _timing import median_time
 
 from shifteval import corruptions, mlm
 from shifteval.datasets import world as worlds
-from shifteval.zoo.models import predict_torch
+from shifteval.nets import predict_torch
 
 
 def main():

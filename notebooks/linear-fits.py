@@ -48,9 +48,10 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from shifteval import linfit, perimage, testbeds, viz
+from shifteval import linfit, viz
 from shifteval.book import results
 from shifteval.datasets import published, released
+from shifteval.linfit import perimage, recht2019, testbeds
 
 R = results.Results()
 viz.set_style()
@@ -87,12 +88,12 @@ viz.table("linear-fits-sources", pd.DataFrame(sources).T)
 #
 # On ImageNet the paper's Figure 1 and its fit use only the 64 convolutional networks; the three
 # Fisher-vector models (`fv_*`) are left out of both here too, and appear in Figures 6 and 13 below.
-# Every fit of the paper is computed at once (`shifteval.testbeds.fit_recht2019`): the two CIFAR-10
+# Every fit of the paper is computed at once (`shifteval.linfit.recht2019.fit_recht2019`): the two CIFAR-10
 # tables, and for each of the six ImageNet tables a linear fit on the convolutional networks (Figure 12)
 # and a probit fit on all 67 models (Figure 13).
 
 # %%
-fits = testbeds.fit_recht2019(n_boot=n_boot, ci=ci, seed=seed)
+fits = recht2019.fit_recht2019(n_boot=n_boot, ci=ci, seed=seed)
 cifar, imnet = tables["recht2019_cifar10"], tables["recht2019_imagenet_top1_matchedfrequency"]
 imnet_cnn = imnet[~published.is_fisher_vector(imnet.model)]
 refs = {
@@ -101,7 +102,7 @@ refs = {
 }
 viz.table("linear-fits-fits", testbeds.fits_frame({k: fits[k] for k in refs}, refs))
 viz.figure("linear-fits-paper-fig1", viz.linear_fits.fig1_linear_fits(cifar, imnet_cnn, fits))
-agree = {k: testbeds.paper_agreement(fits[k], ref) for k, ref in refs.items()}
+agree = {k: recht2019.paper_agreement(fits[k], ref) for k, ref in refs.items()}
 worst = {q: max(a[q] for a in agree.values()) for q in ("slope", "intercept", "slope_ci", "intercept_ci")}
 
 # %% [markdown]
@@ -189,7 +190,7 @@ display(
 # interval at 90% accuracy is then about ±1%, "[88.6%, 91.3%]".
 
 # %%
-cp_dev = testbeds.recht2019_interval_deviation(paper["test_set_sizes"], tables)
+cp_dev = recht2019.recht2019_interval_deviation(paper["test_set_sizes"], tables)
 widths = {a: testbeds.clopper_pearson_max_halfwidth(10_000, alpha=a) for a in (0.05, 1e-4)}
 R.record(
     {
@@ -266,7 +267,7 @@ display(R.say(cp_section2_widths, cp_b1_interval))
 # that choice.
 
 # %%
-strategies, topk = testbeds.STRATEGIES, testbeds.TOPK
+strategies, topk = recht2019.STRATEGIES, recht2019.TOPK
 table2 = {s: {k: linfit.mean_change(tables[f"recht2019_imagenet_{k}_{s}"]) for k in topk} for s in strategies}
 R.record({"table2": table2})
 frame2 = {
@@ -488,7 +489,7 @@ R.claim(
 
 # %%
 viz.figure("linear-fits-paper-table14", viz.linear_fits.table14_rank_change(imnet))
-rank_summary = {name: testbeds.rank_summary(t) for name, t in tables.items() if name.startswith("recht2019")}
+rank_summary = {name: recht2019.rank_summary(t) for name, t in tables.items() if name.startswith("recht2019")}
 R.record({"rank_changes": rank_summary})
 viz.table("linear-fits-ranks", pd.DataFrame(rank_summary).T.round(3))
 rs_c, rs_i = rank_summary["recht2019_cifar10"], rank_summary["recht2019_imagenet_top1_matchedfrequency"]
@@ -531,7 +532,7 @@ R.claim(
 
 # %%
 fm, fb = fits["cifar10"], fits["cifar10_balanced"]
-balanced = testbeds.paired_change(cifar, tables["recht2019_cifar10_balanced"])
+balanced = recht2019.paired_change(cifar, tables["recht2019_cifar10_balanced"])
 R.record({"balanced_cifar10": balanced})
 viz.table("linear-fits-balanced", testbeds.fits_frame({"Table 11 (v4)": fm, "Table 12 (balanced, v6)": fb}))
 
@@ -590,7 +591,7 @@ eng_fit = linfit.fit_table(eng, n_boot=n_boot, ci=ci, seed=seed)
 eng_probit = linfit.fit_table(eng, scale="probit", n_boot=n_boot, ci=ci, seed=seed)
 recht_line = fits["imagenet_top1_matchedfrequency_cnn"]
 eng_res = testbeds.line_residuals(recht_line, eng)
-fig_eng = viz.linear_fits_extra.engstrom_fig6b_timm_testbed(eng, eng_fit, recht_line)
+fig_eng = viz.linear_fits.engstrom_fig6b_timm_testbed(eng, eng_fit, recht_line)
 viz.figure("linear-fits-engstrom-fig6b", fig_eng)
 ref_eng = published.reported()["engstrom2020"]["linear_fit_slope"]
 
@@ -662,7 +663,7 @@ for title, params in scenarios.items():
     fit = linfit.fit_linear(*accs, scale="probit", n_boot=min(n_boot, 10_000), seed=seed)
     gauss[title] = (*accs, *linfit.gaussian_difficulty_line(*params), fit)
 panels = {f"{t}: μ₂ = {p[2]}, σ₂ = {p[3]}": gauss[t] for t, p in scenarios.items()}
-viz.figure("linear-fits-sec53-gaussian", viz.linear_fits_extra.sec53_gaussian_difficulty(panels))
+viz.figure("linear-fits-sec53-gaussian", viz.linear_fits.sec53_gaussian_difficulty(panels))
 gtab = {t: {"u": g[2], "u (fit)": g[4].slope, "v": g[3], "v (fit)": g[4].intercept} for t, g in gauss.items()}
 viz.table("linear-fits-gaussian", pd.DataFrame(gtab).T.round(4))
 shift, narrow = gauss["mean shift only"][4], gauss["mean shift, narrower spread"][4]
@@ -741,7 +742,7 @@ w = worlds.build_world(world)
 zoo_acc = zoos.build_zoo(w, zoos.default_zoo(zoo_size)).accuracy_table()
 zoo_fits = testbeds.fit_columns(zoo_acc, "v1", worlds.STRATEGIES, n_boot=n_boot, ci=ci, seed=seed)
 R.record({"zoo_fits": {f"{s}_{scale}": f.summary() for (s, scale), f in zoo_fits.items()}})
-viz.figure("linear-fits-zoo", viz.linear_fits_extra.zoo_fits(zoo_acc, zoo_fits, worlds.STRATEGIES))
+viz.figure("linear-fits-zoo", viz.linear_fits.zoo_fits(zoo_acc, zoo_fits, worlds.STRATEGIES))
 viz.table("linear-fits-zoo-fits", testbeds.fits_frame({f"{s} / {c}": f for (s, c), f in zoo_fits.items()}))
 n_v1, n_new = len(w.split_index("v1")), len(w.split_index("matchedfrequency"))
 R.number("linear-fits-zoo-n-models", len(zoo_acc), "{:d}")
@@ -894,7 +895,7 @@ R.say(per_image_two_level_wider, per_image_images_matter)
 drops = perimage.per_class_drops(corr)
 consistency = perimage.drop_consistency(drops)
 wrong = perimage.always_wrong(corr)
-viz.figure("linear-fits-per-image-classes", viz.linear_fits_extra.per_image_class_drops(drops))
+viz.figure("linear-fits-per-image-classes", viz.linear_fits.per_image_class_drops(drops))
 
 # %%
 per_image = {

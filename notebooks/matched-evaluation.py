@@ -53,11 +53,11 @@ eps_small = 1e-6
 # %% tags=["remove-stderr"]
 from IPython.display import Markdown, display
 
-from shifteval import matching_study as study
 from shifteval import viz
 from shifteval import zoo as zoos
 from shifteval.book import results
 from shifteval.datasets import world as worlds
+from shifteval.matching import findings, study
 
 R = results.Results()
 viz.set_style()
@@ -75,7 +75,7 @@ pairs = {t: store.pairs(source, t) for t in targets}
 tables = study.evaluate(pairs, source, eps=eps, n_runs=n_runs, seed=seed)
 t0 = targets[0]
 tab0 = tables[(t0, "label_and_prob")]
-roles = {t: study.roles(tables[(t, "label_and_prob")]) for t in targets}
+roles = {t: findings.roles(tables[(t, "label_and_prob")]) for t in targets}
 sizes = {"source": int(tab0.n_source.iloc[0]), "target": int(tab0.n_target.iloc[0])}
 display(
     Markdown(
@@ -110,7 +110,7 @@ R.say(
 viz.figure("matched-evaluation-paper-fig1", viz.matched_evaluation.fig1_accuracy_confidence(pairs, tables))
 
 # %% tags=["remove-input"]
-F = study.gap_facts(tables, t0)
+F = findings.gap_facts(tables, t0)
 R.claim(
     "fig1-less-accurate-and-less-confident",
     "On {t} {n_acc} of {n} models are less accurate than on the source and {n_conf} are less confident: "
@@ -169,8 +169,8 @@ viz.figure("matched-evaluation-paper-fig6", viz.matched_evaluation.fig3_matched_
 # ```
 
 # %%
-narrower = study.narrower(tables)
-summary = study.summary(tables)
+narrower = findings.narrower(tables)
+summary = findings.summary(tables)
 viz.table("matched-evaluation-summary", summary.round(3))
 
 # %% [markdown]
@@ -335,7 +335,7 @@ viz.table("matched-evaluation-quantisation", quant.sort_values("distinct_source"
 
 # %% tags=["remove-input"]
 R.number("matched-evaluation-eps-small", eps_small, "{:g}")
-FQ = study.quant_facts(quant, eps)
+FQ = findings.quant_facts(quant, eps)
 R.claim(
     "quantised-models",
     "{nq} of {n} models have quantised probabilities (fewer distinct values than half the source set's "
@@ -404,7 +404,7 @@ viz.figure(
 
 # %% tags=["remove-input"]
 R.number("matched-evaluation-eps-model", mid, "`{}`")
-FS = study.sweep_facts(sweep, eps)
+FS = findings.sweep_facts(sweep, eps)
 R.claim(
     "eps-fraction-unmatched-falls",
     "For {model} ({d:,} distinct probabilities), the fraction unmatched with Algorithm 1 falls from {fu0:.3f} "

@@ -66,15 +66,15 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from shifteval import autoeval as ae
 from shifteval import corruptions, mlm, viz
 from shifteval.book import results
 from shifteval.datasets import published
-from shifteval.zoo.models import predict_torch
+from shifteval.datasets import splits as data_splits
+from shifteval.nets import predict_torch
 
 R = results.Results()
 viz.set_style()
-splits, data_label = ae.image_splits(world, dataset, data_dir)
+splits, data_label = data_splits.image_splits(world, dataset, data_dir)
 x_train, y_train = (a[:n_train] for a in splits["train"])
 x_test, y_test = (a[:n_test] for a in splits["v1" if dataset is None else "test"])
 names = list(corruptions.CORRUPTIONS if perturbations is None else perturbations)

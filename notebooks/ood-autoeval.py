@@ -87,12 +87,12 @@ import numpy as np
 from shifteval import autoeval as ae
 from shifteval import viz
 from shifteval.book import results
+from shifteval.datasets import splits
 from shifteval.viz import ood_autoeval as figs
-from shifteval.zoo import cache_dir
 
 R = results.Results()
 viz.set_style()
-data = ae.load_data(world, dataset, data_dir)
+data = splits.load_data(world, dataset, data_dir)
 pools = ae.training_pools(data, holdout_fraction, seed)
 side = pools.fit[0].shape[1]
 id_data, ood_data = ae.evaluation_sources(
@@ -153,8 +153,10 @@ R.say(
 # that the auxiliary outliers are made without the test sources' generators).
 
 # %%
+from shifteval.datasets import ood
+
 outliers = (
-    ae.auxiliary_outliers(outlier_exposure, side, ae.stream(seed, "auxiliary")) if outlier_exposure else None
+    ood.auxiliary_outliers(outlier_exposure, side, ae.stream(seed, "auxiliary")) if outlier_exposure else None
 )
 rows = [id_data[id_sources[0]][0][:8]] + [ood_data[s][:8] for s in ood_sources]
 labels = [f"ID: {id_sources[0]}"] + [s.replace("_", " ") for s in ood_sources]
@@ -224,6 +226,8 @@ viz.figure("ood-autoeval-paper-fig2")
 # each source from the first ID source and the share of its images the threshold lets through.
 
 # %% tags=["remove-stderr"]
+from shifteval.utils.cache import cache_dir
+
 sizes = dict(
     n_sets=meta_sets,
     n_val_sets=meta_val_sets,

@@ -55,12 +55,13 @@ import pandas as pd
 from shifteval import viz, zoo
 from shifteval.book import results
 from shifteval.datasets import world as worlds
+from shifteval.datasets import world_summary
 
 viz.set_style()
 R = results.Results()
 w = worlds.build_world(world)
 cfg = w.config
-sizes = worlds.size_summary(w)
+sizes = world_summary.size_summary(w)
 R.record({"world": {"key": cfg.key(), "sizes": {s: int(len(w.split_index(s))) for s in w.split_names}}})
 viz.table("replication-world-sizes", pd.Series(sizes, name="value").to_frame())
 
@@ -105,7 +106,7 @@ viz.figure("replication-world-fig1", viz.replication_world.fig1_example_grid(w))
 # ({numref}`fig-replication-world-fig2`).
 
 # %% tags=["remove-input"]
-d = worlds.difficulty_summary(w)
+d = world_summary.difficulty_summary(w)
 R.record({"difficulty": d})
 replication_pool_harder = R.claim(
     "replication-pool-harder",
@@ -151,10 +152,10 @@ viz.figure("replication-world-fig2", viz.replication_world.fig2_difficulty(w))
 # is more likely a genuinely hard one.
 
 # %%
-freq = worlds.frequency_summary(w)
+freq = world_summary.frequency_summary(w)
 R.record({"selection_frequency": freq})
 viz.figure("replication-world-fig3", viz.replication_world.fig3_frequencies(w))
-viz.table("replication-world-frequencies", worlds.frequency_table(freq))
+viz.table("replication-world-frequencies", world_summary.frequency_table(freq))
 
 # %% tags=["remove-input"]
 mf, v1 = freq["matchedfrequency"], freq["v1"]
@@ -288,7 +289,7 @@ viz.table("replication-world-table2", zoo.table2(changes, freq))
 
 # %%
 ablation = w.replicate(ablation_annotators)
-ablation_freq = worlds.frequency_summary(w, ablation)
+ablation_freq = world_summary.frequency_summary(w, ablation)
 ablation_changes = zoo.replication_changes(z, w, ablation, acc)
 ablation_label = (
     "noise-free frequencies" if ablation_annotators is None else f"{ablation_annotators} annotators"
@@ -361,7 +362,7 @@ R.say(
 
 # %%
 more = w.replicate(more_annotators)
-more_freq = worlds.frequency_summary(w, more)
+more_freq = world_summary.frequency_summary(w, more)
 more_changes = zoo.replication_changes(z, w, more, acc)
 
 # %% tags=["remove-input"]

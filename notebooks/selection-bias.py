@@ -49,9 +49,10 @@ rematch_rounds = 3
 import numpy as np
 import pandas as pd
 
-from shifteval import linfit, selection, selection_study, viz
+from shifteval import linfit, selection, viz
 from shifteval.book import results
 from shifteval.datasets import world as worlds
+from shifteval.selection import study as selection_study
 
 viz.set_style()
 R = results.Results()
@@ -640,7 +641,7 @@ R.say(
 
 # %%
 gaps = selection_study.gap_vs_annotators(w, zoo, (2, 3, 5, 10, 20, 40), rounds=rematch_rounds)
-viz.figure("selection-bias-paper-fig11", viz.selection_bias_appendix.fig11_gap_vs_annotators(gaps))
+viz.figure("selection-bias-paper-fig11", viz.selection_bias.fig11_gap_vs_annotators(gaps))
 g = [row["gap"] for row in gaps["by_annotators"]]
 R.record(
     {
@@ -749,7 +750,7 @@ jack_sizes = [m for m in sizes if m >= 2]
 jack_curve = selection_study.jackknife_by_annotators(votes1, votes2, correct_v2, jack_sizes)
 viz.figure(
     "selection-bias-paper-fig12",
-    viz.selection_bias_appendix.fig12_jackknife_by_annotators(jack_sizes, jack_curve, models, truth),
+    viz.selection_bias.fig12_jackknife_by_annotators(jack_sizes, jack_curve, models, truth),
 )
 jack_err = 100 * np.abs(jack_curve - truth).mean(axis=1)
 R.record({"jackknife_by_annotators": {"annotators": jack_sizes, "mean_abs_error": jack_err.tolist()}})
@@ -801,7 +802,7 @@ sweeps = selection_study.parametric_sweeps(
 )
 viz.figure(
     "selection-bias-paper-fig13-14",
-    viz.selection_bias_appendix.fig13_14_sweeps(acc_v1, acc_v2, truth, sweeps),
+    viz.selection_bias.fig13_14_sweeps(acc_v1, acc_v2, truth, sweeps),
 )
 
 # %%

@@ -7,6 +7,7 @@ from scipy.special import softmax
 
 from shifteval import autoeval as ae
 from shifteval.datasets import ood
+from shifteval.datasets import splits as data_splits
 from shifteval.datasets.world import base_digits
 
 DIGITS, LABELS = base_digits(16)
@@ -134,7 +135,7 @@ def test_energy_and_threshold():
 
 
 def test_outlier_exposure_detector_detects_unseen_outliers_and_leaves_the_classifier_alone():
-    aux = ae.auxiliary_outliers(1200, side=16, rng=1)
+    aux = ood.auxiliary_outliers(1200, side=16, rng=1)
     fit_aux, held_out = aux[:1000], aux[1000:]
     model = ae.train_feature_net(DIGITS[:800], LABELS[:800], epochs=3, seed=0, width=8)
     before = [p.detach().clone() for p in model.parameters()]
@@ -169,7 +170,7 @@ def test_detector_step_is_one_forward_pass_of_the_concatenated_batch(monkeypatch
         return original(self, x)
 
     monkeypatch.setattr(type(model), "forward", spy)
-    aux = ae.auxiliary_outliers(600, rng=0)
+    aux = ood.auxiliary_outliers(600, rng=0)
     ae.train_detector(model, DIGITS[:256], LABELS[:256], aux, epochs=1, margins=(-5.0, -1.0))
     assert calls == [128 + 256, 128 + 256]
 
@@ -322,7 +323,7 @@ def test_evaluate_defaults_to_labeled_sources_as_id_and_the_rest_as_ood():
 
 
 def test_held_out_pools_share_no_base_digit_with_the_classifiers_images():
-    data = ae.load_data({"n_train": 1000, "n_v1": 400, "n_pool": 3000, "per_class": 40})
+    data = data_splits.load_data({"n_train": 1000, "n_v1": 400, "n_pool": 3000, "per_class": 40})
     pools = ae.training_pools(data, 0.3, seed=0)
     assert pools.overlap == {"meta": 0, "validation": 0}
     w = data.world
@@ -364,7 +365,7 @@ def test_evaluation_sources_draw_each_source_from_its_own_stream_and_refuse_unkn
     assert list(id_data) == ["v1", "v1+fog@3"] and list(ood_data) == ["letters", "textures"]
     assert np.array_equal(id_data["v1+fog@3"][0], ae.id_source(splits, "v1+fog@3", 3)[0])
     assert np.array_equal(
-        ood_data["letters"], ae.ood_images("letters", 6, 16, ae.stream(3, "ood_source", "letters"))
+        ood_data["letters"], ood.ood_images("letters", 6, 16, ae.stream(3, "ood_source", "letters"))
     )
     alone = ae.evaluation_sources(splits, ["v1"], ["textures"], 6, 16, seed=3)[1]
     assert np.array_equal(alone["textures"], ood_data["textures"])  # independent of the other sources
@@ -377,20 +378,20 @@ def test_evaluation_sources_draw_each_source_from_its_own_stream_and_refuse_unkn
 # --- OOD sources --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("source", ae.OOD_SOURCES)
+@pytest.mark.parametrize("source", ood.OOD_SOURCES)
 def test_ood_sources(source):
-    x = ae.ood_images(source, 20, side=16, rng=0)
+    x = ood.ood_images(source, 20, side=16, rng=0)
     assert (
         x.shape == (20, 16, 16) and x.dtype == np.float32 and x.min() >= 0 and x.max() <= 1 and x.std() > 0.05
     )
-    assert np.array_equal(x, ae.ood_images(source, 20, side=16, rng=0))
+    assert np.array_equal(x, ood.ood_images(source, 20, side=16, rng=0))
 
 
 def test_auxiliary_outliers_use_no_test_sources_generator_or_material(monkeypatch):
-    aux = ae.auxiliary_outliers(60, side=16, rng=0)
+    aux = ood.auxiliary_outliers(60, side=16, rng=0)
     assert aux.shape == (60, 16, 16) and aux.dtype == np.float32 and aux.min() >= 0 and aux.max() <= 1
-    assert np.array_equal(aux, ae.auxiliary_outliers(60, side=16, rng=0))
-    test_gens = {ood.GENERATORS[s] for s in ae.OOD_SOURCES}
+    assert np.array_equal(aux, ood.auxiliary_outliers(60, side=16, rng=0))
+    test_gens = {ood.GENERATORS[s] for s in ood.OOD_SOURCES}
     aux_gens = {v for k, v in ood.GENERATORS.items() if k.startswith("aux:")}
     assert not {g for g, _ in test_gens} & {g for g, _ in aux_gens}
     assert not {m for _, m in test_gens} & {m for _, m in aux_gens}
@@ -401,16 +402,16 @@ def test_auxiliary_outliers_use_no_test_sources_generator_or_material(monkeypatc
     for name in ("_patches", "_render_glyphs", "_textures"):  # would catch a shared generator
         monkeypatch.setattr(ood, name, forbidden)
     monkeypatch.setattr("sklearn.datasets.load_sample_images", forbidden)
-    assert np.array_equal(ae.auxiliary_outliers(60, side=16, rng=0), aux)
+    assert np.array_equal(ood.auxiliary_outliers(60, side=16, rng=0), aux)
     with pytest.raises(AssertionError, match="test source's generator"):
-        ae.ood_images("letters", 2)
+        ood.ood_images("letters", 2)
     with pytest.raises(ValueError, match="positive"):
-        ae.auxiliary_outliers(0)
+        ood.auxiliary_outliers(0)
 
 
 def test_bad_input():
     with pytest.raises(ValueError, match="unknown OOD source"):
-        ae.ood_images("svhn", 10)
+        ood.ood_images("svhn", 10)
     with pytest.raises(ValueError, match="empty"):
         ae.compute_outputs(None, np.zeros((0, 16, 16)))
     with pytest.raises(ValueError, match=r"\(N, S, S\)"):
@@ -420,7 +421,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="set_size"):
         list(ae.meta_dataset(DIGITS[:10], LABELS[:10], 2, 20))
     with pytest.raises(ValueError, match="holdout_fraction"):
-        ae.training_pools(ae.Data({"train": (DIGITS, LABELS)}, "x"), 1.5)
+        ae.training_pools(data_splits.Data({"train": (DIGITS, LABELS)}, "x"), 1.5)
 
 
 def test_feature_net_trains_and_exposes_features_and_rotation():

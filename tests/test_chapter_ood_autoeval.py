@@ -85,12 +85,12 @@ def _run_real(project, mnist, fashion, extra=()):
 
 def test_ood_autoeval_runs_on_mnist_and_fashion_mnist_idx_files(tmp_path):
     """real.yaml's path on tiny files in the official idx format synthesized here."""
-    from shifteval import autoeval as ae
+    from shifteval.datasets import ood
     from shifteval.datasets.world import base_digits
 
     digits, labels = base_digits(28)
     write_idx_dataset(tmp_path / "mnist", np.round(digits * 255).astype(np.uint8), labels, split_at=1300)
-    clothes = np.round(ae.ood_images("textures", 300, side=28, rng=5) * 255).astype(np.uint8)
+    clothes = np.round(ood.ood_images("textures", 300, side=28, rng=5) * 255).astype(np.uint8)
     write_idx_dataset(tmp_path / "fashion", clothes, np.zeros(300, int), split_at=100)
     project = copy_project(tmp_path / "project")
     out = _run_real(project, tmp_path / "mnist", tmp_path / "fashion")

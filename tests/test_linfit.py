@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from shifteval import linfit, testbeds
+from shifteval import linfit
 from shifteval.datasets import published
+from shifteval.linfit import recht2019, testbeds
 
 
 def _imagenet_cnns():
@@ -261,12 +262,12 @@ def test_gaussian_model_bad_input():
         linfit.simulate_gaussian_difficulty([], 0, 1, 0, 1)
 
 
-# --- shifteval.testbeds: every fit of the paper, ranks, interval widths ------------------------
+# --- shifteval.linfit.testbeds: every fit of the paper, ranks, interval widths ------------------------
 
 
 @pytest.fixture(scope="module")
 def recht_fits():
-    return testbeds.fit_recht2019(n_boot=100_000, seed=0)
+    return recht2019.fit_recht2019(n_boot=100_000, seed=0)
 
 
 def test_fit_recht2019_has_every_fit_with_the_right_models(recht_fits):
@@ -293,7 +294,7 @@ def test_fit_recht2019_reproduces_the_printed_fits(recht_fits):
         ("imagenet_top1_matchedfrequency_cnn", ref["imagenet_top1_matchedfrequency_fit"]),
         ("imagenet_top5_topimages_cnn", ref["imagenet_top5_topimages_slope"]),
     ]:
-        agree = testbeds.paper_agreement(recht_fits[key], printed)
+        agree = recht2019.paper_agreement(recht_fits[key], printed)
         assert agree["slope"] <= 0.006, key
         assert agree["slope_ci"] <= 0.01, key
         if "intercept" in agree:
@@ -311,7 +312,7 @@ def test_probit_fits_with_fisher_vectors_beat_the_linear_fit(recht_fits):
 
 def test_paper_agreement_refuses_probit_fits(recht_fits):
     with pytest.raises(ValueError, match="linear fits"):
-        testbeds.paper_agreement(
+        recht2019.paper_agreement(
             recht_fits["imagenet_top1_topimages_all_probit"], {"slope": 1, "slope_ci": [1, 1]}
         )
 
@@ -333,29 +334,29 @@ def test_clopper_pearson_widths_of_section_2_and_b1():
 
 
 def test_printed_intervals_are_reproduced_for_every_table():
-    dev = testbeds.recht2019_interval_deviation(published.reported()["recht2019"]["test_set_sizes"])
+    dev = recht2019.recht2019_interval_deviation(published.reported()["recht2019"]["test_set_sizes"])
     assert len(dev) == 9  # Table 11 at two sizes, Table 12, Tables 14-19
     assert max(max(v.values()) for v in dev.values()) <= 0.1 + 1e-9
     # a wrong size is caught: ImageNet's new-set bounds with n = 2,000 are far off
     t = published.load_table("recht2019_imagenet_top1_topimages")
-    assert testbeds.clopper_pearson_deviation(t, 50_000, 2000)["new"] > 0.5
+    assert recht2019.clopper_pearson_deviation(t, 50_000, 2000)["new"] > 0.5
 
 
 def test_rank_summary_uses_the_printed_ranks():
     t = published.load_table("recht2019_imagenet_top1_matchedfrequency")
-    s = testbeds.rank_summary(t)
+    s = recht2019.rank_summary(t)
     assert s["spearman"] == pytest.approx(stats.spearmanr(t.orig_rank, t.new_rank)[0])
     assert s["max_abs_delta_rank"] == t.delta_rank.abs().max() == 5
     assert s["n"] == 67 and s["unchanged"] == int((t.delta_rank == 0).sum())
     # ranks recomputed from the rounded accuracies differ from the printed new ranks for 10 models
     recomputed = (-t.new_acc.to_numpy()).argsort(kind="stable").argsort() + 1
     assert (recomputed != t.new_rank.to_numpy()).sum() == 10
-    cifar = testbeds.rank_summary(published.load_table("recht2019_cifar10"))
+    cifar = recht2019.rank_summary(published.load_table("recht2019_cifar10"))
     assert 0.98 < cifar["spearman"] < 0.99  # not "above 0.99"
     with pytest.raises(ValueError, match="printed rank"):
-        testbeds.rank_summary(t.drop(columns="new_rank"))
+        recht2019.rank_summary(t.drop(columns="new_rank"))
     with pytest.raises(ValueError, match="delta_rank"):
-        testbeds.rank_summary(t.assign(delta_rank=0))
+        recht2019.rank_summary(t.assign(delta_rank=0))
 
 
 def test_rank_change_figure_plots_the_printed_ranks():
@@ -374,16 +375,16 @@ def test_class_balanced_table_helps_weaker_models():
     """App. B.2.9: weaker models gain about 0.3 points on Table 12; the best model's drop is unchanged."""
     c = published.load_table("recht2019_cifar10")
     b = published.load_table("recht2019_cifar10_balanced")
-    out = testbeds.paired_change(c, b)
+    out = recht2019.paired_change(c, b)
     assert out["n_lower"] == 17
     assert out["lower_half"] > out["upper_half"] > 0
     assert out["lower_half"] == pytest.approx(0.388, abs=0.001)
     assert out["best_gap_main"] == out["best_gap_other"] == 2.9
     # identical tables change nothing
-    same = testbeds.paired_change(c, c)
+    same = recht2019.paired_change(c, c)
     assert same["lower_half"] == same["upper_half"] == 0
     with pytest.raises(ValueError, match="same models"):
-        testbeds.paired_change(c, b.iloc[:-1])
+        recht2019.paired_change(c, b.iloc[:-1])
 
 
 def test_bootstrap_seed_spread_shrinks_with_more_replicates():
@@ -420,7 +421,7 @@ def test_figure_12_and_13_draw_every_panel_with_the_right_models():
     from shifteval.viz import linear_fits
 
     tables = {n: published.load_table(n) for n in published.list_tables()}
-    fits = testbeds.fit_recht2019(n_boot=200, seed=0)
+    fits = recht2019.fit_recht2019(n_boot=200, seed=0)
     fig12 = linear_fits.fig12_all_test_sets(tables, fits)
     fig13 = linear_fits.fig13_probit_all_models(tables, fits)
     for fig, fv_points in ((fig12, 0), (fig13, 3)):

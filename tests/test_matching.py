@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from shifteval import matching
+from shifteval.matching import findings
 
 EPS_VALUES = st.sampled_from([0.005, 0.05, 0.2])
 
@@ -241,13 +242,13 @@ def test_table_study_and_figures_name_the_roles_when_the_second_set_is_larger():
     import matplotlib
 
     matplotlib.use("Agg")
-    from shifteval import matching_study as study
+    from shifteval.matching import study
     from shifteval.viz import matched_evaluation as vm
 
     pairs = {"m": _store_pair("m", HAND_TGT, HAND_SRC)}
     tables = study.evaluate({"large": pairs}, "small", n_runs=2)
     tab = tables[("large", "label_and_prob")]
-    assert study.roles(tab) == {"source": "large", "target": "small"}
+    assert findings.roles(tab) == {"source": "large", "target": "small"}
     assert tab.loc["m", "acc_source"] == pytest.approx(0.6) and tab.loc["m", "n_source"] == 5
     fig = vm.fig3_matched_gaps(tables, "label_and_prob")
     top, bottom = fig.axes[0], fig.axes[1]
@@ -276,7 +277,7 @@ def _grid_predictions(name, rng, n, k, grid):
 def test_eps_does_nothing_below_the_grid_of_quantised_probabilities():
     """Probabilities on a 0.1 grid: ε = 1e-6 matches exactly as ε = 0.005 does (exact ties); continuous ones
     leave (almost) every target unmatched at ε = 1e-6."""
-    from shifteval import matching_study as study
+    from shifteval.matching import study
 
     rng = np.random.default_rng(1)
     pairs = {
@@ -300,7 +301,7 @@ def test_eps_does_nothing_below_the_grid_of_quantised_probabilities():
 
 
 def test_distinct_probabilities_and_model_picks():
-    from shifteval import matching_study as study
+    from shifteval.matching import study
 
     assert study.distinct_probabilities(np.array([[0.5, 0.5], [0.5, 0.5], [0.9, 0.1]])) == 2
     with pytest.raises(ValueError, match="non-empty"):
@@ -332,8 +333,6 @@ def test_facts_the_chapter_states():
     """The numbers behind the chapter's claims, on small hand-made tables."""
     import pandas as pd
 
-    from shifteval import matching_study as study
-
     sweep = pd.DataFrame({
         "eps": [0.001, 0.001, 0.01, 0.01, 0.1, 0.1],
         "method": ["label_and_prob", "prob"] * 3,
@@ -341,7 +340,7 @@ def test_facts_the_chapter_states():
         "matched_gap": [0.01, 0.02, 0.03, 0.03, 0.05, 0.07],
         "fraction_unmatched": [0.6, 0.2, 0.1, 0.05, 0.2, 0.0],
     })  # fmt: skip
-    f = study.sweep_facts(sweep, eps=0.01)
+    f = findings.sweep_facts(sweep, eps=0.01)
     assert (f["fu0"], f["fu1"], f["monotone"]) == (0.6, 0.2, False)  # 0.1 -> 0.2 rises
     assert f["g"] == pytest.approx(8) and f["m1"] == pytest.approx(7) and f["m0"] == pytest.approx(3)
     quant = pd.DataFrame(
@@ -353,7 +352,7 @@ def test_facts_the_chapter_states():
         },
         index=["a", "b", "c", "d"],
     )
-    q = study.quant_facts(quant, eps=0.005)
+    q = findings.quant_facts(quant, eps=0.005)
     assert (q["nc"], q["nq"], q["ns"], q["quantised"], q["grid"]) == (1, 2, 1, "b, d", "d")
     assert (q["c_min"], q["q_max"], q["s_min"], q["s_max"]) == (0.99, 0.3, 0.6, 0.6)
     assert q["grid_diff"] == 0.0

@@ -202,7 +202,7 @@ def test_calibration_helpers():
 def test_same_weights():
     import torch
 
-    from shifteval.zoo.models import paper_cnn
+    from shifteval.nets import paper_cnn
 
     torch.manual_seed(0)
     a = paper_cnn(16)

@@ -4,8 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from shifteval import linfit, perimage
+from shifteval import linfit
 from shifteval.datasets import released
+from shifteval.linfit import perimage
 
 ORIG, NEW = perimage.ORIGINAL, perimage.MATCHED_FREQUENCY
 

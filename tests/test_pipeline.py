@@ -6,7 +6,7 @@ import os
 import pytest
 from conftest import shifteval
 
-from shifteval.book import pipeline
+from shifteval.book import pipeline, project
 
 BROKEN = """# %% [markdown]
 # # A chapter that fails
@@ -193,12 +193,12 @@ def test_cache_key_covers_data_files_named_by_parameters(project):
     ],
 )
 def test_parse_overrides(pairs, expected):
-    assert pipeline.parse_overrides(pairs) == expected
+    assert project.parse_overrides(pairs) == expected
 
 
 def test_parse_overrides_refuses_malformed_pairs():
     with pytest.raises(pipeline.PipelineError, match="key=value"):
-        pipeline.parse_overrides(["novalue"])
+        project.parse_overrides(["novalue"])
 
 
 def test_malformed_parameter_file(project, tmp_path):
@@ -226,7 +226,7 @@ def test_type_mismatch_is_refused_before_the_kernel_starts(project):
      ({}, [], False), (None, "anything", True), (True, 1, False), (3, None, True)],
 )  # fmt: skip
 def test_type_mismatch_rules(default, value, ok):
-    assert (pipeline.type_mismatch(default, value) is None) == ok
+    assert (project.type_mismatch(default, value) is None) == ok
 
 
 # --- claims: false in a default run fails, elsewhere it is shown --------------------------------

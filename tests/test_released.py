@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from conftest import ROOT, SHARED
 
-from shifteval import perimage
 from shifteval.datasets import released
+from shifteval.linfit import perimage
 
 REAL = SHARED / "realdata" / "imagenetv2"
 WNIDS = ["n0000", "n0001", "n0002"]

@@ -5,6 +5,7 @@ import pytest
 from scipy import integrate, stats
 
 from shifteval import selection
+from shifteval.selection import parametric
 
 
 def test_toy_density_integrates_to_one_and_has_the_right_limits():
@@ -28,7 +29,7 @@ def test_toy_simulation_agrees_with_the_closed_form():
 
 def test_betabinomial_loglik_matches_scipy():
     levels = np.arange(41)
-    ours = selection._component_loglik(levels, 40, np.log(2.3), np.log(0.7))
+    ours = parametric._component_loglik(levels, 40, np.log(2.3), np.log(0.7))
     assert np.allclose(ours, stats.betabinom.logpmf(levels, 40, 2.3, 0.7), atol=1e-10)
 
 

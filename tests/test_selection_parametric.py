@@ -6,7 +6,7 @@ import pytest
 from scipy import integrate, stats
 
 from shifteval import selection
-from shifteval.selection_parametric import _bspline_basis
+from shifteval.selection.parametric import _bspline_basis
 
 W, A, B = np.array([0.3, 0.7]), np.array([2.0, 9.0]), np.array([6.0, 2.0])
 
@@ -142,7 +142,7 @@ def test_bootstrap_matches_the_spread_over_fresh_data():
 
 
 def test_posterior_frequencies_draw_from_each_items_posterior_mixture():
-    from shifteval.selection_bootstrap import posterior_frequencies
+    from shifteval.selection.bootstrap import posterior_frequencies
 
     mix = selection.BetaBinomialMixture(W, A, B, 0.0, 10, 0, True)
     k = np.array([0, 3, 10, 7, 3])

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from shifteval.datasets import world as worlds
+from shifteval.datasets import world_render, world_sampling, world_summary
 
 SMALL = {"n_train": 600, "n_v1": 300, "n_pool": 2500, "per_class": 30}
 
@@ -14,7 +15,7 @@ def small_world():
 
 
 def test_bases_are_real_digits_upsampled():
-    images, labels = worlds.base_digits(16)
+    images, labels = world_render.base_digits(16)
     assert images.shape == (1797, 16, 16) and images.dtype == np.float32
     assert images.min() >= 0 and images.max() <= 1
     assert np.bincount(labels).min() >= 170
@@ -31,7 +32,7 @@ def test_no_base_image_in_two_splits(small_world):
 def test_split_bases_is_stratified():
     rng = np.random.default_rng(0)
     labels = np.repeat(np.arange(10), 100)
-    groups = worlds.split_bases(labels, (0.6, 0.2, 0.2), rng)
+    groups = world_render.split_bases(labels, (0.6, 0.2, 0.2), rng)
     for c in range(10):
         assert np.bincount(groups[labels == c], minlength=3).tolist() == [60, 20, 20]
 
@@ -64,31 +65,31 @@ def test_original_benchmark_keeps_only_convincing_majorities(small_world):
 
 def test_selection_frequency_decreases_with_difficulty():
     d = np.linspace(0, 1, 11)
-    s = worlds.selection_frequency(d, 0.95, 0.15)
+    s = world_render.selection_frequency(d, 0.95, 0.15)
     assert s[0] == pytest.approx(0.95) and s[-1] == pytest.approx(0.15) and np.all(np.diff(s) < 0)
 
 
 def test_annotators_vote_with_probability_s():
     rng = np.random.default_rng(0)
-    votes = worlds.annotate(np.array([0.1, 0.5, 0.9]), 20_000, rng)
+    votes = world_render.annotate(np.array([0.1, 0.5, 0.9]), 20_000, rng)
     assert votes.dtype == np.uint8 and set(np.unique(votes)) <= {0, 1}
     assert votes.mean(axis=1) == pytest.approx([0.1, 0.5, 0.9], abs=0.01)
 
 
 def test_render_identity_at_zero_difficulty_and_stronger_nuisance_with_d():
-    bases, _ = worlds.base_digits(16)
+    bases, _ = world_render.base_digits(16)
     rng = np.random.default_rng(0)
-    clean = worlds.render(bases[:50], np.zeros(50), rng)
+    clean = world_render.render(bases[:50], np.zeros(50), rng)
     assert np.allclose(clean, bases[:50], atol=1e-5)
-    easy = worlds.render(bases[:200], np.full(200, 0.2), np.random.default_rng(1))
-    hard = worlds.render(bases[:200], np.full(200, 0.9), np.random.default_rng(1))
+    easy = world_render.render(bases[:200], np.full(200, 0.2), np.random.default_rng(1))
+    hard = world_render.render(bases[:200], np.full(200, 0.9), np.random.default_rng(1))
     assert np.abs(easy - bases[:200]).mean() < np.abs(hard - bases[:200]).mean()
     with pytest.raises(ValueError, match=r"difficulties must lie in \[0, 1\]"):
-        worlds.render(bases[:2], np.array([0.5, 1.5]), rng)
+        world_render.render(bases[:2], np.array([0.5, 1.5]), rng)
 
 
 def test_frequency_bins():
-    assert worlds.frequency_bin([0, 0.19, 0.2, 0.39, 0.4, 0.6, 0.79, 0.8, 1.0]).tolist() == [
+    assert world_sampling.frequency_bin([0, 0.19, 0.2, 0.39, 0.4, 0.6, 0.79, 0.8, 1.0]).tolist() == [
         0,
         0,
         1,
@@ -113,7 +114,9 @@ def test_matched_frequency_follows_the_reference_histogram_and_spills_upwards():
     ref_labels = np.concatenate([ref_labels, np.repeat(np.arange(1, 10), 100)])
     pool_freq = np.concatenate([pool_freq, np.full(9 * 100, 0.9)])
     pool_labels = np.concatenate([pool_labels, np.repeat(np.arange(1, 10), 100)])
-    idx, substituted = worlds.sample_matched_frequency(ref_freq, ref_labels, pool_freq, pool_labels, 100, rng)
+    idx, substituted = world_sampling.sample_matched_frequency(
+        ref_freq, ref_labels, pool_freq, pool_labels, 100, rng
+    )
     chosen = pool_freq[idx[pool_labels[idx] == 0]]
     assert substituted == {"higher": 5, "lower": 0}  # the five bin-0 images that bin 1 supplied
     assert np.sum(chosen == 0.1) == 5 and np.sum(chosen == 0.3) == 5
@@ -127,7 +130,7 @@ def test_matched_frequency_falls_back_to_lower_bins_only_when_the_top_runs_out()
     labels = np.repeat(np.arange(10), 10)
     pool = np.tile(np.array([0.9] * 4 + [0.7] * 10), 10)
     pool_labels = np.repeat(np.arange(10), 14)
-    idx, substituted = worlds.sample_matched_frequency(ref, labels, pool, pool_labels, 10, rng)
+    idx, substituted = world_sampling.sample_matched_frequency(ref, labels, pool, pool_labels, 10, rng)
     assert substituted == {"higher": 0, "lower": 60} and len(idx) == 100
 
 
@@ -135,12 +138,12 @@ def test_threshold_and_top_images():
     rng = np.random.default_rng(0)
     freq = np.tile(np.linspace(0, 1, 11), 10)
     labels = np.repeat(np.arange(10), 11)
-    thr = worlds.sample_threshold(freq, labels, 3, 0.7, rng)
+    thr = world_sampling.sample_threshold(freq, labels, 3, 0.7, rng)
     assert (freq[thr] >= 0.7 - 1e-12).all() and len(thr) == 30
-    top = worlds.sample_top_images(freq, labels, 2, rng)
+    top = world_sampling.sample_top_images(freq, labels, 2, rng)
     assert sorted(set(np.round(freq[top], 6))) == [0.9, 1.0]
     with pytest.raises(ValueError, match="only 4 candidates reach frequency 0.7"):
-        worlds.sample_threshold(freq, labels, 5, 0.7, rng)
+        world_sampling.sample_threshold(freq, labels, 5, 0.7, rng)
 
 
 def test_same_config_same_world_bit_for_bit(small_world):
@@ -155,11 +158,11 @@ def test_same_config_same_world_bit_for_bit(small_world):
 
 def test_engstrom_bias_appears_and_vanishes_without_noise(small_world):
     """Acceptance 1 at small size: observed ŝ matched, true s lower; noise-free matching closes the gap."""
-    f = worlds.frequency_summary(small_world)
+    f = world_summary.frequency_summary(small_world)
     assert abs(f["matchedfrequency"]["observed"] - f["v1"]["observed"]) <= 0.02
     assert f["v1"]["true"] - f["matchedfrequency"]["true"] >= 0.02
     assert f["matchedfrequency"]["observed"] < f["threshold0.7"]["observed"] < f["topimages"]["observed"]
-    clean = worlds.frequency_summary(small_world, small_world.replicate(None))
+    clean = world_summary.frequency_summary(small_world, small_world.replicate(None))
     gap_noisy = f["v1"]["true"] - f["matchedfrequency"]["true"]
     gap_clean = clean["v1"]["true"] - clean["matchedfrequency"]["true"]
     assert gap_clean < gap_noisy / 2
@@ -168,7 +171,7 @@ def test_engstrom_bias_appears_and_vanishes_without_noise(small_world):
 def test_equal_pools_and_many_annotators_remove_the_bias():
     """The mechanism, not a special case: with equal pool difficulty the true frequencies match."""
     w = worlds.build_world({**SMALL, "replication_difficulty": (2.0, 3.0), "majority": 0.0, "n_pool": 4000})
-    f = worlds.frequency_summary(w)
+    f = world_summary.frequency_summary(w)
     assert abs(f["v1"]["true"] - f["matchedfrequency"]["true"]) < 0.02
 
 

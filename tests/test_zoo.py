@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from shifteval import zoo
+from shifteval import nets, zoo
 from shifteval.datasets import world as worlds
 from shifteval.zoo import models
 from shifteval.zoo.store import PredictionStore, validate_predictions
@@ -118,8 +118,8 @@ def test_focal_loss_reduces_to_cross_entropy_at_gamma_zero():
     logits = torch.randn(8, 10, generator=torch.Generator().manual_seed(0))
     target = torch.arange(8) % 10
     ce = torch.nn.functional.cross_entropy(logits, target)
-    assert float(models.focal_loss(logits, target, gamma=0.0)) == pytest.approx(float(ce), rel=1e-6)
-    assert float(models.focal_loss(logits, target, gamma=2.0)) < float(ce)
+    assert float(nets.focal_loss(logits, target, gamma=0.0)) == pytest.approx(float(ce), rel=1e-6)
+    assert float(nets.focal_loss(logits, target, gamma=2.0)) < float(ce)
 
 
 def test_build_zoo_trains_once_and_models_learn(tiny_world, tmp_path):

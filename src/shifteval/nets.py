@@ -48,7 +48,6 @@ def small_cnn(width: int = 16, depth: int = 2, n_classes: int = 10) -> torch.nn.
 
     Examples
     --------
-    >>> import torch
     >>> small_cnn(width=4, depth=3)(torch.zeros(2, 1, 16, 16)).shape
     torch.Size([2, 10])
     """
@@ -84,7 +83,6 @@ def focal_loss(logits: torch.Tensor, target: torch.Tensor, gamma: float = 2.0) -
 
     Examples
     --------
-    >>> import torch
     >>> z, y = torch.tensor([[2.0, 0.0], [0.0, 0.0]]), torch.tensor([0, 1])
     >>> bool(torch.isclose(focal_loss(z, y, gamma=0.0), torch.nn.functional.cross_entropy(z, y)))
     True
@@ -119,7 +117,6 @@ def loss_function(name: str, params: dict) -> Callable[[torch.Tensor, torch.Tens
 
     Examples
     --------
-    >>> import torch
     >>> z, y = torch.tensor([[2.0, 0.0]]), torch.tensor([0])
     >>> ce, smooth = loss_function("ce", {}), loss_function("label_smoothing", {"smoothing": 0.2})
     >>> bool(smooth(z, y) > ce(z, y)), round(float(loss_function("focal", {"gamma": 0})(z, y)), 4)
@@ -163,7 +160,6 @@ def paper_cnn(side: int = 28, n_classes: int = 10) -> torch.nn.Module:
 
     Examples
     --------
-    >>> import torch
     >>> sum(p.numel() for p in paper_cnn().parameters())
     206922
     >>> paper_cnn(8)(torch.zeros(3, 1, 8, 8)).shape
@@ -197,7 +193,6 @@ def normalise(mean: float, std: float) -> torch.nn.Module:
 
     Examples
     --------
-    >>> import torch
     >>> normalise(0.5, 0.5)(torch.tensor([0.0, 0.5, 1.0])).tolist()
     [-1.0, 0.0, 1.0]
     """
@@ -268,7 +263,6 @@ def fit_torch(
 
     Examples
     --------
-    >>> import torch
     >>> _ = torch.manual_seed(0)
     >>> x, y = np.random.default_rng(0).random((16, 8, 8)), np.arange(16) % 2
     >>> m = fit_torch(small_cnn(4, 1, 2), x, y, epochs=2, batch_size=8, lr=1e-2, seed=0, optimizer="sgd")
@@ -329,7 +323,6 @@ def predict_torch(model: torch.nn.Module, images: ArrayLike, batch: int = 1024) 
 
     Examples
     --------
-    >>> import torch
     >>> _ = torch.manual_seed(0)
     >>> p = predict_torch(paper_cnn(8).eval(), np.zeros((5, 8, 8)), batch=2)
     >>> p.shape, p.dtype.name, bool(np.allclose(p.sum(axis=1), 1, atol=1e-6))

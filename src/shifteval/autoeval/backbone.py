@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..utils import cache as caching
-from .energy import train_detector
+from .detector import train_detector
 from .estimators import AutoEval, fit
 from .metadataset import meta_dataset
 from .network import Outputs, _torch, compute_outputs, feature_net, train_feature_net
@@ -117,7 +117,7 @@ def prepare_backbone(arch: str, x_train: ArrayLike, y_train: ArrayLike, meta_poo
     pools, separate streams). The detector's energies ride along: with ``detector`` (a network trained
     before, e.g. for another backbone: one detector for all backbones, as in the paper's §4.2) it is used
     as given; otherwise, with ``outliers``, it is fine-tuned from this network with outlier exposure
-    (:func:`shifteval.autoeval.energy.train_detector`). With ``cache`` (a folder), weights and outputs are
+    (:func:`shifteval.autoeval.detector.train_detector`). With ``cache`` (a folder), weights and outputs are
     stored under a key of every input and of the code, and reused.
 
     Parameters
@@ -160,7 +160,6 @@ def prepare_backbone(arch: str, x_train: ArrayLike, y_train: ArrayLike, meta_poo
 
     Examples
     --------
-    >>> import tempfile
     >>> rng = np.random.default_rng(0)
     >>> def split(n):  # n random 8×8 "digits"
     ...     return rng.random((n, 8, 8)).astype(np.float32), np.arange(n) % 10

@@ -1,18 +1,13 @@
-"""Energy scores, the threshold, and the outlier-exposure detector (§3.4-3.5; Liu et al. 2020, Eq. 9)."""
+"""Energy scores and the threshold that turns them into an OOD decision (§3.4-3.5; Liu et al. 2020, Eq. 1).
+
+The detector whose energies these are is trained in :mod:`shifteval.autoeval.detector`.
+"""
 
 from __future__ import annotations
-
-import copy
-from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
-
-from .network import check_images, compute_outputs
-
-if TYPE_CHECKING:
-    import torch
 
 
 def energy(logits: ArrayLike, temperature: float = 1.0) -> NDArray[np.float64]:
@@ -75,168 +70,6 @@ def energy_threshold(train_energies: ArrayLike, percentile: float = 99.5) -> flo
     if not 0 < percentile <= 100:
         raise ValueError(f"threshold percentile must be in (0, 100], got {percentile}")
     return float(np.percentile(train_energies, percentile))
-
-
-def default_margins(model: torch.nn.Module, images: ArrayLike) -> tuple[float, float]:
-    """(m_in, m_out) read off ``model``'s own energies on its training images.
-
-    Their 25th and 99th percentiles. Liu et al. use −25 and −7 for a WideResNet on CIFAR-10; energies
-    scale with the network.
-
-    Parameters
-    ----------
-    model : torch.nn.Module
-        A :func:`~shifteval.autoeval.network.feature_net`, in eval mode.
-    images : array_like, shape (N, S, S)
-        Its training images.
-
-    Returns
-    -------
-    m_in, m_out : float
-        ``m_in ≤ m_out``.
-
-    Raises
-    ------
-    ValueError
-        If ``images`` is not a non-empty (N, S, S) stack with S ≥ 8.
-
-    Examples
-    --------
-    >>> import torch
-    >>> from shifteval.autoeval.network import feature_net
-    >>> _ = torch.manual_seed(0)
-    >>> m_in, m_out = default_margins(feature_net(width=4).eval(), np.random.default_rng(0).random((6, 8, 8)))
-    >>> m_in <= m_out
-    True
-    """
-    e = energy(compute_outputs(model, images).logits)
-    return float(np.percentile(e, 25)), float(np.percentile(e, 99))
-
-
-def train_detector(
-    model: torch.nn.Module,
-    images: ArrayLike,
-    labels: ArrayLike,
-    outliers: ArrayLike,
-    *,
-    epochs: int = 10,
-    lr: float = 1e-3,
-    batch_size: int = 128,
-    outlier_ratio: int = 2,
-    margins: tuple[float, float] | None = None,
-    weight: float = 0.1,
-    momentum: float = 0.9,
-    weight_decay: float = 5e-4,
-    seed: int = 0,
-    progress: Any = None,
-) -> torch.nn.Module:
-    """The OOD detector of Zhu et al. (§4.2): a copy of ``model`` fine-tuned with outlier exposure.
-
-    Fine-tuned as Liu et al.'s reference code does (``wetliu/energy_ood``, ``CIFAR/train.py``,
-    ``--score energy``).
-
-    Each step concatenates a batch of ``batch_size`` training images and ``outlier_ratio``·``batch_size``
-    auxiliary outliers and passes them through the network *in one forward pass* (so BatchNorm sees the
-    mixture, as in the reference), with the loss
-    CE(in) + λ·(E_in[max(0, E(x_in) − m_in)²] + E_out[max(0, m_out − E(x_out))²]) (Liu et al., Eq. 9);
-    SGD with Nesterov momentum 0.9, weight decay 5·10⁻⁴, and a cosine schedule from ``lr`` to 10⁻⁶ over
-    every step. Outliers are drawn in a random order, reshuffled whenever they run out. Unlike the
-    reference there is no crop/flip augmentation (flipped digits are other digits). ``model`` is not changed.
-
-    Parameters
-    ----------
-    model : torch.nn.Module
-        The trained classifier (:func:`shifteval.autoeval.network.train_feature_net`).
-    images, labels : array_like, shapes (N, S, S) and (N,)
-        Its training set.
-    outliers : array (M, S, S)
-        Auxiliary outliers (:func:`shifteval.datasets.ood.auxiliary_outliers`), disjoint from every test
-        OOD source.
-    epochs : int
-        10 in the reference.
-    lr, batch_size, momentum, weight_decay
-        The reference's 0.001, 128 (outliers 256), 0.9, 0.0005.
-    outlier_ratio : int
-        Outlier batch size over the training batch size (2 in the reference).
-    margins : (m_in, m_out), optional
-        Default :func:`default_margins` (the reference: −25, −7).
-    weight : float
-        λ = 0.1.
-    seed : int
-        Seeds batch and outlier order.
-    progress : tqdm-like, optional
-        Advanced once per epoch.
-
-    Returns
-    -------
-    torch.nn.Module
-        The detector, in evaluation mode.
-
-    Raises
-    ------
-    ValueError
-        For malformed images or outliers, a non-positive ``epochs``, ``batch_size`` or ``outlier_ratio``,
-        or margins with ``m_in ≥ m_out``.
-
-    Examples
-    --------
-    >>> import torch
-    >>> from shifteval.autoeval.network import feature_net
-    >>> _ = torch.manual_seed(0)
-    >>> rng = np.random.default_rng(0)
-    >>> model = feature_net(width=4).eval()
-    >>> x, y, aux = rng.random((8, 8, 8)), np.arange(8) % 10, rng.random((16, 8, 8))
-    >>> det = train_detector(model, x, y, aux, epochs=1, batch_size=8, margins=(-5.0, -1.0))
-    >>> det is model, det.training
-    (False, False)
-    """
-    import torch
-
-    images = check_images(images, "training images")
-    outliers = check_images(outliers, "auxiliary outliers")
-    if epochs < 1 or batch_size < 1 or outlier_ratio < 1:
-        raise ValueError("epochs, batch_size and outlier_ratio must be positive")
-    margins = default_margins(model, images) if margins is None else margins
-    m_in, m_out = (float(m) for m in margins)
-    if not m_in < m_out:
-        raise ValueError(f"margins must satisfy m_in < m_out, got {margins}")
-    detector = copy.deepcopy(model)
-    gen = torch.Generator().manual_seed(int(seed))
-    x = torch.from_numpy(images)[:, None]
-    y = torch.from_numpy(np.asarray(labels, np.int64))
-    aux = torch.from_numpy(outliers)[:, None]
-    opt = torch.optim.SGD(
-        detector.parameters(), lr, momentum=momentum, weight_decay=weight_decay, nesterov=True
-    )
-    total = epochs * int(np.ceil(len(x) / batch_size))
-    floor = 1e-6 / lr
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda step: floor + (1 - floor) * 0.5 * (1 + np.cos(step / total * np.pi))
-    )
-    aux_order, used = torch.randperm(len(aux), generator=gen), 0
-    detector.train()
-    for _ in range(epochs):
-        order = torch.randperm(len(x), generator=gen)
-        for i in range(0, len(x), batch_size):
-            idx = order[i : i + batch_size]
-            k = min(outlier_ratio * len(idx), len(aux))
-            if used + k > len(aux):
-                aux_order, used = torch.randperm(len(aux), generator=gen), 0
-            out_idx, used = aux_order[used : used + k], used + k
-            logits, _ = detector(torch.cat([x[idx], aux[out_idx]]))
-            n_in = len(idx)
-            e_in = -torch.logsumexp(logits[:n_in], 1)
-            e_out = -torch.logsumexp(logits[n_in:], 1)
-            loss = torch.nn.functional.cross_entropy(logits[:n_in], y[idx]) + weight * (
-                torch.relu(e_in - m_in).pow(2).mean() + torch.relu(m_out - e_out).pow(2).mean()
-            )
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-        if progress is not None:
-            progress.update(1)
-    return detector.eval()
 
 
 def auroc(id_energies: ArrayLike, ood_energies: ArrayLike) -> float:

@@ -14,6 +14,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import softmax
 
+from .energy import energy
+
 if TYPE_CHECKING:
     import torch
 
@@ -81,7 +83,6 @@ def feature_net(arch: str = "cnn", n_classes: int = 10, width: int = 32) -> torc
 
     Examples
     --------
-    >>> import torch
     >>> net = feature_net(width=4)
     >>> logits, features = net(torch.zeros(3, 1, 8, 8))
     >>> logits.shape, features.shape, net.rotation(features).shape
@@ -134,7 +135,6 @@ def rotate(x: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
 
     Examples
     --------
-    >>> import torch
     >>> x = torch.arange(8.0).reshape(2, 1, 2, 2)
     >>> rotate(x, torch.tensor([0, 1]))[:, 0].tolist()
     [[[0.0, 1.0], [2.0, 3.0]], [[5.0, 7.0], [4.0, 6.0]]]
@@ -179,7 +179,7 @@ def train_feature_net(
     labels : array (N,)
         Their classes.
     arch, epochs, lr, batch_size, width
-        See :func:`feature_net` and :func:`shifteval.zoo.models.fit_torch`.
+        See :func:`feature_net` and :func:`shifteval.nets.fit_torch`.
     seed : int
         Seeds the initialisation and the batch order.
     progress : tqdm-like, optional
@@ -203,7 +203,7 @@ def train_feature_net(
     (False, 8)
     """
     torch = _torch()
-    from ..zoo.models import fit_torch
+    from ..nets import fit_torch
 
     images = check_images(images, "training images")
     torch.manual_seed(int(seed))
@@ -219,7 +219,7 @@ class Outputs:
     """A classifier's outputs on a set of images (all numpy).
 
     ``energy`` is the OOD detector's energy of each image when a separate detector is used
-    (:func:`shifteval.autoeval.energy.train_detector`); when it is ``None`` the energy is computed from
+    (:func:`shifteval.autoeval.detector.train_detector`); when it is ``None`` the energy is computed from
     the classifier's logits.
     """
 
@@ -235,8 +235,6 @@ class Outputs:
 
     def energies(self) -> np.ndarray:
         """The detector's energies if there is one, else the classifier's (§3.4, T = 1)."""
-        from .energy import energy
-
         return energy(self.logits) if self.energy is None else self.energy
 
     def subset(self, index) -> Outputs:
@@ -292,7 +290,6 @@ def compute_outputs(
 
     Examples
     --------
-    >>> import torch
     >>> _ = torch.manual_seed(0)
     >>> net = feature_net(width=4).eval()
     >>> out = compute_outputs(net, np.zeros((5, 8, 8)), batch=2, rotation=True, detector=net)
@@ -302,8 +299,6 @@ def compute_outputs(
     (True, True)
     """
     torch = _torch()
-    from .energy import energy
-
     images = check_images(images)
     logits, feats, rot, energies = [], [], [], []
     with torch.inference_mode():

@@ -1,125 +1,22 @@
-"""Data and held-out pools of the evaluation protocol (§4.1, §4.4).
+"""Held-out pools of the evaluation protocol (§4.1, §4.4).
 
-The labeled splits (the replication world or MNIST), the classifier's training images and its two
-held-out pools, the ID sources (optionally perturbed) and the unseen test-time transformations. Every
-public name is re-exported by :mod:`shifteval.autoeval.protocol`.
+The classifier's training images and its two held-out pools, the ID sources (optionally perturbed) and
+the unseen test-time transformations, drawn from the labeled splits of
+:mod:`shifteval.datasets.splits`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..datasets.ood import OOD_SOURCES, ood_images, ood_images_from_files
+from ..datasets.splits import Data
 from .metadataset import cutout, shear_contrast
 from .streams import stream, stream_seed
-
-
-@dataclass
-class Data:
-    """The labeled splits a chapter draws from and where they come from.
-
-    ``splits`` maps a split name to ``(images, labels)`` (float32 in [0, 1]); ``world`` and
-    ``train_index`` locate the training images in the replication world (``None`` for real data).
-    """
-
-    splits: dict
-    label: str
-    world: object = None
-    train_index: np.ndarray | None = None
-
-
-def load_data(
-    world: dict | None = None, dataset: str | None = None, data_dir: str | Path | None = None
-) -> Data:
-    """Load the replication world or MNIST.
-
-    Parameters
-    ----------
-    world : dict, optional
-        :class:`~shifteval.datasets.world.WorldConfig` overrides (``dataset=None`` only).
-    dataset : {None, "mnist"}
-        ``None``: the replication world; ``"mnist"``: MNIST's official idx files (splits ``train``, ``test``).
-    data_dir : path, optional
-        The folder holding MNIST's four idx files.
-
-    Returns
-    -------
-    Data
-        Images as float32 in [0, 1].
-
-    Raises
-    ------
-    ValueError
-        For an unknown ``dataset``, or ``"mnist"`` without ``data_dir``.
-
-    Examples
-    --------
-    >>> data = load_data({"n_train": 200, "n_v1": 60, "n_pool": 600, "per_class": 3})
-    >>> data.splits["train"][0].shape, data.splits["v1"][0].dtype.name, len(data.train_index)
-    ((200, 16, 16), 'float32', 200)
-    """
-    if dataset is None:
-        from ..datasets import world as worlds
-
-        w = worlds.build_world(world or {})
-        splits = {
-            s: (w.images[w.split_index(s)].astype(np.float32), w.labels[w.split_index(s)])
-            for s in w.split_names
-        }
-        return Data(splits, f"replication world {w.config.key()}", w, w.split_index("train"))
-    if dataset == "mnist":
-        from ..datasets import real
-
-        if data_dir is None:
-            raise ValueError("dataset 'mnist' needs data_dir: the folder holding MNIST's four idx files")
-        splits = {}
-        for s in ("train", "test"):
-            images, labels = real.load("mnist", data_dir, s)
-            splits[s] = (images.astype(np.float32) / 255.0, labels)
-        return Data(splits, f"MNIST idx files in {data_dir}")
-    raise ValueError(f"dataset must be None (the replication world) or 'mnist', got {dataset!r}")
-
-
-def image_splits(
-    world: dict | None = None, dataset: str | None = None, data_dir: str | Path | None = None
-) -> tuple[dict, str]:
-    """``(splits, label)`` of :func:`load_data`.
-
-    Parameters
-    ----------
-    world, dataset, data_dir
-        As in :func:`load_data`.
-
-    Returns
-    -------
-    splits : dict of str -> (images, labels)
-    label : str
-        Where the data come from.
-
-    Raises
-    ------
-    ValueError
-        As :func:`load_data`.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from shifteval.datasets.real import encode_idx
-    >>> with tempfile.TemporaryDirectory() as d:  # three 8×8 "digits" in MNIST's idx layout
-    ...     for part in ("train", "t10k"):
-    ...         _ = (Path(d) / f"{part}-images-idx3-ubyte").write_bytes(encode_idx(np.full((3, 8, 8), 255)))
-    ...         _ = (Path(d) / f"{part}-labels-idx1-ubyte").write_bytes(encode_idx(np.arange(3)))
-    ...     splits, label = image_splits(dataset="mnist", data_dir=d)
-    >>> sorted(splits), float(splits["test"][0].max()), splits["train"][1].tolist()
-    (['test', 'train'], 1.0, [0, 1, 2])
-    """
-    data = load_data(world, dataset, data_dir)
-    return data.splits, data.label
 
 
 @dataclass
@@ -146,7 +43,7 @@ def training_pools(data: Data, holdout_fraction: float = 0.3, seed: int = 0) -> 
     Parameters
     ----------
     data : Data
-        From :func:`load_data`; its ``train`` split is divided.
+        From :func:`shifteval.datasets.splits.load_data`; its ``train`` split is divided.
     holdout_fraction : float
         In (0, 1); split equally between ``meta`` and ``val``.
     seed : int
@@ -198,7 +95,7 @@ def id_source(splits: dict, name: str, seed: int = 0) -> tuple[np.ndarray, np.nd
     Parameters
     ----------
     splits : dict of str -> (images, labels)
-        As :attr:`Data.splits`.
+        As :attr:`shifteval.datasets.splits.Data.splits`.
     name : str
         A split (``v1``, ``matchedfrequency``, ``test``, ...), optionally perturbed with
         ``+<perturbation>@<level>`` (e.g. ``v1+fog@3``, :mod:`shifteval.corruptions`).
@@ -282,7 +179,7 @@ def evaluation_sources(
     Parameters
     ----------
     splits : dict of str -> (images, labels)
-        As :attr:`Data.splits`.
+        As :attr:`shifteval.datasets.splits.Data.splits`.
     id_names : sequence of str
         ID sources, each as :func:`id_source` reads it (``v1``, ``v1+fog@3``, ...).
     ood_names : sequence of str

@@ -1,8 +1,8 @@
 """The evaluation protocol (§4).
 
 Test sets mixed from ID and OOD sources, the RMSE tables, the threshold and OOD-share sweeps, detection
-quality and the bias on clean data. The data and held-out pools are in :mod:`shifteval.autoeval.pools`,
-whose public names are re-exported here.
+quality and the bias on clean data. The held-out pools are in :mod:`shifteval.autoeval.pools`, the
+labeled splits in :mod:`shifteval.datasets.splits`.
 """
 
 from __future__ import annotations
@@ -17,16 +17,6 @@ from numpy.typing import ArrayLike
 from .energy import auroc, energy, energy_threshold
 from .estimators import METHODS, AutoEval, rmse
 from .network import Outputs
-from .pools import (  # noqa: F401  (re-exported: the protocol's data and pools)
-    Data,
-    Pools,
-    evaluation_sources,
-    id_source,
-    image_splits,
-    load_data,
-    training_pools,
-    unseen_transforms,
-)
 from .streams import stream
 
 

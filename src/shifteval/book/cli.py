@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import pipeline
+from . import pipeline, project
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -137,7 +137,7 @@ def _pairs(values, what):
     for item in values:
         key, sep, value = item.partition("=")
         if not sep:
-            raise pipeline.PipelineError(f"{what} {item!r} must look like NAME=VALUE")
+            raise project.PipelineError(f"{what} {item!r} must look like NAME=VALUE")
         out[key] = value
     return out
 
@@ -155,10 +155,10 @@ def main(argv=None) -> int:
                 print(f"shifteval: error: {exc}", file=sys.stderr)
                 return 1
         if args.command == "list":
-            for chapter in pipeline.chapters():
+            for chapter in project.chapters():
                 print(f"{chapter.name:24s} {', '.join(chapter.param_sets())}")
         elif args.command == "run":
-            overrides = pipeline.parse_overrides(args.overrides)
+            overrides = project.parse_overrides(args.overrides)
             result = pipeline.run_chapter(
                 args.chapter, args.params, overrides, out=args.out, force=args.force, data_root=args.data
             )
@@ -181,7 +181,7 @@ def main(argv=None) -> int:
     except (ValueError, FileNotFoundError) as exc:
         print(f"shifteval: error: {exc}", file=sys.stderr)
         return 1
-    except pipeline.PipelineError as exc:
+    except project.PipelineError as exc:
         print(f"shifteval: error: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -29,55 +29,32 @@ from .. import __version__
 from ..utils.io import atomic_write_bytes, atomic_write_json
 from .assemble import (
     EDITIONS,
-    REAL_EDITION_FILES,
     _jupyter_book,
     _log,
     _real_edition_sources,
     fetch_data,
-    jupyter_book_command,
 )
 from .project import (
     CHAPTER_DIR,
-    DEFAULT_TIMEOUT,
-    RESERVED_PARAMETERS,
-    Chapter,
     ChapterFailed,
-    ParamSet,
     PipelineError,
-    _toc_files,  # noqa: F401  (importable from here, as before the split)
     chapters,
-    expand_data,
     find_root,
     get_chapter,
     load_param_set,
-    notebook_parameters,
-    parse_overrides,
     resolve_parameters,
-    type_mismatch,
 )
 from .provenance import (
-    KEY_PACKAGES,
     _after_title,
-    _data_paths,  # noqa: F401  (importable from here, as before the split)
     _strip_injected_internals,
     cache_key,
     cached_key,
     git_commit,
-    library_hash,
     package_versions,
     provenance_box,
     scrub_local_paths,
 )
 from .results import ENV_RESULTS, ENV_STRICT
-
-__all__ = [  # in the order of the module before its split (the reference page follows it)
-    "CHAPTER_DIR", "KEY_PACKAGES", "RESERVED_PARAMETERS", "DEFAULT_TIMEOUT", "PipelineError",
-    "ChapterFailed", "find_root", "Chapter", "chapters", "get_chapter", "ParamSet", "load_param_set",
-    "parse_overrides", "notebook_parameters", "expand_data", "resolve_parameters", "type_mismatch",
-    "library_hash", "package_versions", "cache_key", "git_commit", "cached_key", "RunResult", "run_chapter",
-    "scrub_local_paths", "provenance_box", "jupyter_book_command", "EDITIONS", "REAL_EDITION_FILES", "build",
-    "fetch_data",
-]  # fmt: skip
 
 
 @dataclass

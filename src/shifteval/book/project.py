@@ -49,8 +49,6 @@ def find_root(start: str | Path | None = None) -> Path:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from pathlib import Path
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     root = Path(tmp).resolve()
     ...     _ = (root / "_toc.yml").write_text("root: index\n")
@@ -378,8 +376,6 @@ def resolve_parameters(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from pathlib import Path
     >>> tmp = tempfile.TemporaryDirectory()
     >>> root = Path(tmp.name)
     >>> _ = (root / "_toc.yml").write_text("root: index\nchapters:\n- file: book/chapters/tiny.ipynb\n")

@@ -94,7 +94,6 @@ def cache_key(chapter: Chapter, parameters: dict[str, Any]) -> str:
 
     Examples
     --------
-    >>> import tempfile
     >>> from shifteval.book.project import Chapter
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     chapter = Chapter("tiny", Path(tmp))
@@ -131,7 +130,6 @@ def git_commit(root: Path) -> str | None:
 
     Examples
     --------
-    >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     print(git_commit(Path(tmp)))
     None
@@ -165,7 +163,6 @@ def cached_key(notebook_path: Path) -> str | None:
 
     Examples
     --------
-    >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     nb = Path(tmp) / "tiny.ipynb"
     ...     _ = nb.write_text(json.dumps({"metadata": {"shifteval": {"cache_key": "abc"}}}))
@@ -275,7 +272,6 @@ def provenance_box(
 
     Examples
     --------
-    >>> import tempfile
     >>> from shifteval.book.project import Chapter
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     chapter = Chapter("tiny", Path(tmp))

@@ -187,7 +187,6 @@ def file_digests(path: str | os.PathLike) -> dict[str, str]:
 
     Examples
     --------
-    >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     _ = (f := Path(tmp) / "a").write_bytes(b"abc")
     ...     file_digests(f)["md5"]
@@ -218,7 +217,6 @@ def check_file(path: Path, spec: FileSpec) -> None:
 
     Examples
     --------
-    >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     _ = (f := Path(tmp) / "a").write_bytes(b"abc")
     ...     check_file(f, FileSpec("a", "", size=3, md5="900150983cd24fb0d6963f7d28e17f72"))  # passes
@@ -447,7 +445,6 @@ def verify(name: str, root: str | os.PathLike, *, include: list[str] | None = No
 
     Examples
     --------
-    >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     (Path(tmp) / "mnist").mkdir()
     ...     _ = (Path(tmp) / "mnist" / "t10k-labels-idx1-ubyte.gz").write_bytes(b"x")

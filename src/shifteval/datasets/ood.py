@@ -149,7 +149,6 @@ def ood_images_from_files(
     --------
     A tiny Fashion-MNIST test split (five 28×28 images) in its official idx format:
 
-    >>> import tempfile
     >>> from shifteval.datasets.real import encode_idx
     >>> imgs = np.stack([np.full((28, 28), 51 * i) for i in range(5)])
     >>> with tempfile.TemporaryDirectory() as tmp:

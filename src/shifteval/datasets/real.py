@@ -98,7 +98,6 @@ class ImageFiles(Sequence):
 
     Examples
     --------
-    >>> import tempfile
     >>> from PIL import Image
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     for i in range(3):
@@ -357,7 +356,6 @@ def load(
     --------
     Tiny stand-ins in three official formats, written to a temporary folder:
 
-    >>> import tempfile
     >>> rng = np.random.default_rng(0)
     >>> imgs = rng.integers(0, 256, (3, 32, 32, 3), dtype=np.uint8)
     >>> with tempfile.TemporaryDirectory() as tmp:

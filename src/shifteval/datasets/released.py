@@ -301,7 +301,6 @@ def load(
 
     Examples
     --------
-    >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     root = Path(tmp)
     ...     (root / "datasets").mkdir()
@@ -346,7 +345,6 @@ def accuracy_table(name: str, root: str | Path, **kwargs: Any) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     root = Path(tmp)
     ...     (root / "datasets").mkdir()
@@ -418,7 +416,6 @@ def save_correctness(corr: Correctness, path: str | Path) -> Path:
 
     Examples
     --------
-    >>> import tempfile
     >>> corr = Correctness(("a",), ("v4",), {"v4": np.array([[True, False, True]])}, {"v4": None}, {"v4": np.arange(3)})
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     first = save_correctness(corr, Path(tmp) / "one.npz").read_bytes()

@@ -24,7 +24,7 @@ bias — and models lose accuracy on them. With noise-free frequencies (:meth:`W
 
 Steps 1-3 live in :mod:`~shifteval.datasets.world_render`, the sampling strategies in
 :mod:`~shifteval.datasets.world_sampling` and the chapter's summaries in
-:mod:`~shifteval.datasets.world_summary`; every public name of theirs is importable from here too.
+:mod:`~shifteval.datasets.world_summary`.
 """
 
 from __future__ import annotations
@@ -38,23 +38,11 @@ from numpy.typing import ArrayLike
 from ..utils import cache
 from .world_render import annotate, base_digits, render, selection_frequency, split_bases
 from .world_sampling import (
-    FREQUENCY_BINS,
-    N_CLASSES,
     STRATEGIES,
-    _largest_remainder,  # noqa: F401  (importable from here, as before the split)
-    frequency_bin,
     sample_matched_frequency,
     sample_threshold,
     sample_top_images,
 )
-from .world_summary import difficulty_summary, frequency_summary, frequency_table, size_summary
-
-__all__ = [  # in the order of the module before its split (the reference page follows it)
-    "STRATEGIES", "FREQUENCY_BINS", "N_CLASSES", "WorldConfig", "base_digits", "split_bases",
-    "selection_frequency", "annotate", "render", "frequency_bin", "sample_matched_frequency",
-    "sample_threshold", "sample_top_images", "Replication", "World", "build_world", "frequency_summary",
-    "size_summary", "difficulty_summary", "frequency_table",
-]  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -161,7 +161,6 @@ def path_digest(path: str | os.PathLike) -> str:
 
     Examples
     --------
-    >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     f = Path(tmp) / "a.txt"
     ...     _ = f.write_bytes(b"abc")
@@ -295,7 +294,6 @@ def locked(path: str | os.PathLike) -> Iterator[None]:
 
     Examples
     --------
-    >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     with locked(Path(tmp) / "sub" / "entry"):
     ...         print(sorted(p.name for p in (Path(tmp) / "sub").iterdir()))
@@ -340,7 +338,6 @@ def load_or_compute(
 
     Examples
     --------
-    >>> import tempfile
     >>> from shifteval.utils.io import atomic_write_text
     >>> folder = Path(tempfile.mkdtemp())
     >>> calls = []

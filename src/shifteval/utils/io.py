@@ -33,7 +33,6 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
 
     Examples
     --------
-    >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     out = atomic_write_bytes(Path(tmp) / "sub" / "a.bin", b"abc")
     ...     print(out.name, out.read_bytes(), sorted(p.name for p in out.parent.iterdir()))
@@ -78,7 +77,6 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
 
     Examples
     --------
-    >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     raw = atomic_write_text(Path(tmp) / "a.txt", "héllo").read_bytes()
     >>> len(raw), raw.decode("utf-8")

@@ -16,7 +16,7 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-from ..linfit import transform
+from ..linfit.fits import transform
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,7 +52,6 @@ def traced(function: _F) -> _F:
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
-    >>> import matplotlib.pyplot as plt
     >>> @traced
     ... def demo():
     ...     return plt.figure()
@@ -87,7 +86,6 @@ def set_style() -> None:
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
     >>> set_style()
     >>> plt.rcParams["savefig.dpi"], plt.rcParams["figure.autolayout"]
     (150.0, False)
@@ -145,7 +143,6 @@ def image_grid(
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
-    >>> import matplotlib.pyplot as plt
     >>> fig = image_grid(np.zeros((2, 3, 4, 4)), col_labels=["a", "b", "c"])
     >>> len(fig.axes), fig.axes[1].get_title()
     (6, 'b')
@@ -191,7 +188,6 @@ def figure(name: str, fig: Figure | None = None) -> None:
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
-    >>> import matplotlib.pyplot as plt
     >>> fig = image_grid(np.zeros((1, 1, 2, 2)))
     >>> figure("doctest-grid", fig)
     >>> plt.fignum_exists(fig.number)  # glued and closed
@@ -230,7 +226,6 @@ def table(name: str, frame: pd.DataFrame | Styler) -> None:
 
     Examples
     --------
-    >>> import pandas as pd
     >>> table("doctest-table", pd.DataFrame({"a": [1, 2]}))
     """
     from ..book.results import trace_figure

@@ -46,7 +46,6 @@ def reliability_diagram(
     --------
     Two examples in the bin [0.1, 0.2), one of them right; two in [0.9, 1.0], both right:
 
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
     >>> ax = reliability_diagram(plt.figure().gca(), [0.15, 0.15, 0.95, 0.95], [0, 1, 1, 1], "demo")
     >>> ax.lines[0].get_ydata().tolist(), ax.lines[0].get_label()
     ([0.5, 1.0], 'demo (n=4)')
@@ -86,7 +85,7 @@ def fig1_accuracy_confidence(
     pairs_by_target : dict
         ``{second set: {model: (first, second)}}``.
     tables : dict
-        :func:`shifteval.matching_study.evaluate` output (names the roles).
+        :func:`shifteval.matching.study.evaluate` output (names the roles).
 
     Returns
     -------
@@ -95,8 +94,7 @@ def fig1_accuracy_confidence(
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
-    >>> from shifteval import matching_study as study
+    >>> from shifteval.matching import study
     >>> from shifteval.zoo.store import Predictions
     >>> rng = np.random.default_rng(0)
     >>> def preds(ds, n): return Predictions("m", ds, rng.integers(0, 3, n), rng.dirichlet(np.ones(3), n), {})
@@ -106,7 +104,7 @@ def fig1_accuracy_confidence(
     (1, 'a vs b')
     >>> plt.close("all")
     """
-    from ..matching_study import roles
+    from ..matching.findings import roles
 
     targets = list(pairs_by_target)
     fig, axes = plt.subplots(1, len(targets), figsize=(5 * len(targets), 4.6), squeeze=False)
@@ -141,7 +139,7 @@ def fig3_matched_gaps(tables: dict[tuple[str, str], pd.DataFrame], by: str = "la
     Parameters
     ----------
     tables : dict
-        :func:`shifteval.matching_study.evaluate` output, ``(second set, method) -> table``.
+        :func:`shifteval.matching.study.evaluate` output, ``(second set, method) -> table``.
     by : {"label_and_prob", "prob"}
         The algorithm whose tables are drawn (one column of panels per second set).
 
@@ -151,8 +149,7 @@ def fig3_matched_gaps(tables: dict[tuple[str, str], pd.DataFrame], by: str = "la
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
-    >>> from shifteval import matching_study as study
+    >>> from shifteval.matching import study
     >>> from shifteval.zoo.store import Predictions
     >>> rng = np.random.default_rng(0)
     >>> def preds(ds, n): return Predictions("m", ds, rng.integers(0, 3, n), rng.dirichlet(np.ones(3), n), {})
@@ -162,7 +159,7 @@ def fig3_matched_gaps(tables: dict[tuple[str, str], pd.DataFrame], by: str = "la
     (2, 'a (source) vs b (target)', 'Algorithm 2: probability only')
     >>> plt.close("all")
     """
-    from ..matching_study import roles
+    from ..matching.findings import roles
 
     targets = [t for (t, b) in tables if b == by]
     fig, axes = plt.subplots(2, len(targets), figsize=(5 * len(targets), 8), squeeze=False)
@@ -201,7 +198,7 @@ def fig5_reliability(panels: dict[str, tuple[str, dict]]) -> Figure:
     Parameters
     ----------
     panels : dict of str -> (str, dict)
-        Column title (e.g. ``"strong"``) → (model name, :func:`shifteval.matching_study.fig5_subsets`).
+        Column title (e.g. ``"strong"``) → (model name, :func:`shifteval.matching.study.fig5_subsets`).
 
     Returns
     -------
@@ -210,8 +207,7 @@ def fig5_reliability(panels: dict[str, tuple[str, dict]]) -> Figure:
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
-    >>> from shifteval import matching_study as study
+    >>> from shifteval.matching import study
     >>> from shifteval.zoo.store import Predictions
     >>> rng = np.random.default_rng(0)
     >>> def preds(ds, n): return Predictions("m", ds, rng.integers(0, 3, n), rng.dirichlet(np.ones(3), n), {})
@@ -252,12 +248,12 @@ def eps_sensitivity(sweep: pd.DataFrame, model: str, names: dict[str, str]) -> F
     Parameters
     ----------
     sweep : pandas.DataFrame
-        :func:`shifteval.matching_study.eps_sweep` output (``eps``, ``method``, ``gap``,
+        :func:`shifteval.matching.study.eps_sweep` output (``eps``, ``method``, ``gap``,
         ``matched_gap``, ``fraction_unmatched``).
     model : str
         Model name, for the title.
     names : dict
-        ``{"source": name, "target": name}`` (:func:`shifteval.matching_study.roles`).
+        ``{"source": name, "target": name}`` (:func:`shifteval.matching.findings.roles`).
 
     Returns
     -------
@@ -266,8 +262,7 @@ def eps_sensitivity(sweep: pd.DataFrame, model: str, names: dict[str, str]) -> F
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
-    >>> from shifteval import matching_study as study
+    >>> from shifteval.matching import study
     >>> from shifteval.zoo.store import Predictions
     >>> rng = np.random.default_rng(0)
     >>> def preds(ds, n): return Predictions("m", ds, rng.integers(0, 3, n), rng.dirichlet(np.ones(3), n), {})
@@ -299,7 +294,7 @@ def quantised_probabilities(quant: pd.DataFrame, eps: float, eps_small: float) -
     Parameters
     ----------
     quant : pandas.DataFrame
-        :func:`shifteval.matching_study.quantisation_table` output, one row per model.
+        :func:`shifteval.matching.study.quantisation_table` output, one row per model.
     eps, eps_small : float
         The working ε and the near-zero ε the table was computed at (for the legend).
 
@@ -310,8 +305,7 @@ def quantised_probabilities(quant: pd.DataFrame, eps: float, eps_small: float) -
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
-    >>> from shifteval import matching_study as study
+    >>> from shifteval.matching import study
     >>> from shifteval.zoo.store import Predictions
     >>> rng = np.random.default_rng(0)
     >>> def preds(ds, n): return Predictions("m", ds, rng.integers(0, 3, n), rng.dirichlet(np.ones(3), n), {})

@@ -37,7 +37,6 @@ def class_matrices(panels: Sequence[tuple[ArrayLike, str, str, str, str]], size:
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
     >>> fig = class_matrices([(np.eye(2), "identity", ".1f", "Blues", "predicted")], size=3)
     >>> len(fig.axes), fig.axes[0].get_title(), fig.axes[0].get_ylabel()
     (1, 'identity', 'true')
@@ -68,7 +67,6 @@ def fig1_2_confusion_and_mlm(cm: ArrayLike, m_perturbed: ArrayLike, m_clean: Arr
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
     >>> m = np.full((2, 2), 0.5)
     >>> fig = fig1_2_confusion_and_mlm(np.array([[5, 1], [2, 4]]), m, m)
     >>> [ax.get_title().split(":")[0] for ax in fig.axes]
@@ -120,7 +118,6 @@ def fig3_4_ambiguous(
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
     >>> probs, dist = np.array([[0.6, 0.4], [0.1, 0.9]]), np.array([[2.0, 1.0], [3.0, 0.5]])
     >>> fig = fig3_4_ambiguous(np.zeros((2, 4, 4)), probs, [0, 1], dist, idx=[0, 1], ids=[10, 11])
     >>> len(fig.axes), fig.axes[1].get_title()
@@ -177,7 +174,6 @@ def perturbation_grid(
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
     >>> kept = {("gaussian_noise", lvl): np.full((1, 4, 4), lvl / 10) for lvl in (1, 5)}
     >>> fig = perturbation_grid(kept, ["gaussian_noise"], [1, 5], np.zeros((4, 4)))
     >>> [ax.get_title() for ax in fig.axes], fig.axes[0].get_ylabel()
@@ -216,8 +212,6 @@ def fig5_7_accuracy(
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
-    >>> import pandas as pd
     >>> acc = pd.DataFrame([[0.9, 0.5], [0.8, 0.3]], index=["blur", "gaussian_noise"], columns=[1, 2])
     >>> fig = fig5_7_accuracy(acc, acc.mean().to_numpy(), clean=0.95)
     >>> fig.axes[0].get_title(), fig.axes[1].get_title()
@@ -293,7 +287,6 @@ def fig6_one_digit(
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
     >>> kept, probs = {("blur", 1): np.zeros((1, 4, 4))}, {("blur", 1): np.array([[0.3, 0.7]])}
     >>> fig = fig6_one_digit(np.zeros((4, 4)), [0.9, 0.1], kept, probs, "blur", 0, 0, label=0)
     >>> [ax.get_title() for ax in fig.axes[:2]]
@@ -340,7 +333,6 @@ def calibration_curves(curves: Mapping[str, tuple[ArrayLike, ArrayLike]], target
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
     >>> fig = calibration_curves({"gaussian_noise": ([0, 1, 2], [0.9, 0.6, 0.2])}, targets=[0.5])
     >>> len(fig.axes), fig.axes[0].get_title(), fig.axes[1].axison
     (4, 'gaussian noise', False)
@@ -384,8 +376,6 @@ def rank_agreement(rank: pd.DataFrame, m_clean: ArrayLike, rates_mid: ArrayLike,
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
-    >>> import pandas as pd
     >>> rank = pd.DataFrame({"clean MLM": [0.2, 0.5]}, index=[1, 2])
     >>> m = np.arange(9.0).reshape(3, 3)
     >>> fig = rank_agreement(rank, m, m / 10, mid=2)

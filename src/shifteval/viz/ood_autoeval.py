@@ -42,7 +42,6 @@ def energy_histograms(
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
     >>> rng = np.random.default_rng(0)
     >>> sets = {"ID": rng.normal(-8, 1, 200), "OOD": rng.normal(-4, 1, 200)}
     >>> ax = energy_histograms(plt.figure().gca(), sets, threshold=-5.0, title="demo", bins=20)
@@ -91,7 +90,6 @@ def fig_energy(
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
     >>> from shifteval.autoeval.network import Outputs
     >>> rng = np.random.default_rng(0)
     >>> def out(scale): return Outputs(rng.normal(0, scale, (50, 3)), np.zeros((50, 2)))
@@ -157,7 +155,6 @@ def meta_regression(
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
     >>> acc = np.array([0.9, 0.8, 0.7])
     >>> fig = meta_regression([1, 2, 3], acc, [1.5, 2.5], acc[:2], acc[:2], acc[:2] + 0.01, 0.0, 1.0)
     >>> [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
@@ -201,8 +198,6 @@ def fig3_threshold_sweep(sweep: pd.DataFrame) -> Figure:
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
-    >>> import pandas as pd
     >>> sweep = pd.DataFrame({"percentile": [90, 99.5], "id_excluded": [0.1, 0.005], "ood_kept": [0.2, 0.6], "rmse": [2.0, 3.0]})
     >>> ax = fig3_threshold_sweep(sweep).axes[0]
     >>> [t.get_text() for t in ax.get_xticklabels()], ax.lines[0].get_ydata().tolist()
@@ -249,8 +244,6 @@ def fig4_ood_share(
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
-    >>> import pandas as pd
     >>> shares = pd.DataFrame({"autoeval": [1.0, 4.0], "atc": [2.0, 3.0]}, index=[0.0, 0.2])
     >>> ax = fig4_ood_share(shares, {"autoeval": "AutoEval", "atc": "ATC"}, methods=("autoeval", "atc")).axes[0]
     >>> [line.get_label() for line in ax.lines], ax.lines[0].get_xdata().tolist()
@@ -298,8 +291,6 @@ def fig5_unseen(
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
-    >>> import pandas as pd
     >>> rmse = pd.DataFrame({"atc": [2.0, 3.0], "doc": [1.0, 5.0]}, index=["rotate", "blur"])
     >>> ax = fig5_unseen(rmse, {"atc": "ATC", "doc": "DoC"}, methods=("atc", "doc")).axes[0]
     >>> [t.get_text() for t in ax.get_xticklabels()], len(ax.patches)

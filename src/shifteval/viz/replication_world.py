@@ -38,7 +38,6 @@ def frequency_histograms(ax: Axes, observed: ArrayLike, true: ArrayLike, title: 
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
     >>> ax = frequency_histograms(plt.figure().gca(), [0.5, 1.0], [0.6, 0.8], title="v1")
     >>> [t.get_text() for t in ax.get_legend().get_texts()], ax.get_title()
     (['observed ŝ (mean 0.750)', 'true s (mean 0.700)'], 'v1')
@@ -97,8 +96,6 @@ def accuracy_change_panel(
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
-    >>> import pandas as pd
     >>> table = pd.DataFrame({"v1": [0.7, 0.9], "topimages": [0.75, 0.93]})
     >>> ax = accuracy_change_panel(plt.figure().gca(), table, ["topimages"], labels={"topimages": "TopImages"})
     >>> [t.get_text() for t in ax.get_legend().get_texts()], [round(float(v), 2) for v in ax.get_xlim()]
@@ -144,7 +141,6 @@ def fig1_example_grid(world: World, levels: int = 9, seed: int | None = None) ->
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
     >>> from shifteval.datasets.world import build_world
     >>> world = build_world({"n_train": 20, "n_v1": 50, "n_pool": 200, "per_class": 2})
     >>> fig = fig1_example_grid(world, levels=3)
@@ -178,7 +174,6 @@ def fig2_difficulty(world: World) -> Figure:
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
     >>> from shifteval.datasets.world import build_world
     >>> world = build_world({"n_train": 20, "n_v1": 50, "n_pool": 200, "per_class": 2})
     >>> [t.get_text() for t in fig2_difficulty(world).axes[0].get_legend().get_texts()][:3]
@@ -229,7 +224,6 @@ def fig3_frequencies(world: World) -> Figure:
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
     >>> from shifteval.datasets.world import build_world
     >>> world = build_world({"n_train": 20, "n_v1": 50, "n_pool": 200, "per_class": 2})
     >>> [ax.get_title() for ax in fig3_frequencies(world).axes]
@@ -268,8 +262,6 @@ def fig4_accuracy_change(table: pd.DataFrame, strategies: Sequence[str]) -> Figu
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
-    >>> import pandas as pd
     >>> table = pd.DataFrame({"v1": [0.7, 0.9], "a": [0.6, 0.85], "b": [0.65, 0.8]})
     >>> ax = fig4_accuracy_change(table, ["a", "b"]).axes[0]
     >>> [line.get_label() for line in ax.lines], ax.get_xlabel()
@@ -300,7 +292,6 @@ def fig5_ablation(
 
     Examples
     --------
-    >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
     >>> built, ablation = {"topimages": {"mean_change": 0.05}}, {"topimages": {"mean_change": 0.01}}
     >>> ax = fig5_ablation(built, ablation, "as built", "no noise").axes[0]
     >>> [round(float(p.get_height()), 6) for p in ax.patches]

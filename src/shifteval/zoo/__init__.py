@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..datasets.world import Replication, World
 
 __all__ = [
-    "ModelSpec", "PredictionStore", "Predictions", "Zoo", "build_zoo", "cache_dir", "default_zoo",
+    "ModelSpec", "PredictionStore", "Predictions", "Zoo", "build_zoo", "default_zoo",
     "validate_predictions", "accuracy_changes", "replication_changes", "change_table", "table2",
 ]  # fmt: skip
 
@@ -116,7 +116,6 @@ def build_zoo(
 
     Examples
     --------
-    >>> import tempfile
     >>> from shifteval.datasets.world import build_world
     >>> world = build_world({"n_train": 100, "n_v1": 50, "n_pool": 300, "per_class": 3})
     >>> specs = [ModelSpec("nb", "sklearn", "gaussian_nb"), ModelSpec("lr", "sklearn", "logistic")]
@@ -252,7 +251,6 @@ def replication_changes(zoo: Zoo, world: World, replication: Replication, table:
 
     Examples
     --------
-    >>> import tempfile
     >>> from shifteval.datasets.world import build_world
     >>> world = build_world({"n_train": 100, "n_v1": 50, "n_pool": 300, "per_class": 3})
     >>> with tempfile.TemporaryDirectory() as tmp:

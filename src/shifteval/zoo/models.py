@@ -18,13 +18,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..nets import (  # noqa: F401  (re-exported: the zoo trains these networks)
+from ..nets import (
     _torch,
     fit_torch,
-    focal_loss,
     loss_function,
-    normalise,
-    paper_cnn,
     predict_torch,
     small_cnn,
 )

@@ -109,8 +109,6 @@ def run_job(job: Job, progress: bool = True) -> str:
     --------
     A tiny CIFAR-10.1 in its official ``.npy`` format and local weights, both in a temporary folder:
 
-    >>> import tempfile
-    >>> import numpy as np
     >>> from safetensors.torch import save_file
     >>> tmp = tempfile.TemporaryDirectory()
     >>> root = Path(tmp.name)
@@ -175,8 +173,6 @@ def run_jobs(jobs: Iterable[Job], executor: str = "local", progress: bool = True
 
     Examples
     --------
-    >>> import tempfile
-    >>> import numpy as np
     >>> from safetensors.torch import save_file
     >>> tmp = tempfile.TemporaryDirectory()
     >>> root = Path(tmp.name)

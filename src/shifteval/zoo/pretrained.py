@@ -60,7 +60,6 @@ def load_model(
     --------
     Random initialisation, then a round trip through a local safetensors file (never the network):
 
-    >>> import tempfile
     >>> from safetensors.torch import save_file
     >>> model = load_model("resnet10t", None, num_classes=3)
     >>> model.num_classes, model.training

@@ -103,7 +103,6 @@ class PredictionStore:
 
     Examples
     --------
-    >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     store = PredictionStore(tmp)
     ...     saved = store.save("m1", "v1", [0, 1], [[0.9, 0.1], [0.6, 0.4]], {"epochs": 3})

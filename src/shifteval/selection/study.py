@@ -16,12 +16,13 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from . import selection
-from .datasets import world as worlds
-from .utils import validation
+from ..datasets import world as worlds
+from ..utils import validation
+from . import estimators as selection
+from .parametric import BetaBinomialMixture
 
 if TYPE_CHECKING:
-    from .zoo import Zoo
+    from ..zoo import Zoo
 
 
 def reannotate(
@@ -192,7 +193,7 @@ def redraw_errors(
 
 
 def mass_above(
-    counts: ArrayLike, annotators: int, mixture: selection.BetaBinomialMixture, true_s: ArrayLike,
+    counts: ArrayLike, annotators: int, mixture: BetaBinomialMixture, true_s: ArrayLike,
     threshold: float = 0.9,
 ) -> dict:  # fmt: skip
     """Share of images above ``threshold``: observed ŝ, the fitted mixture's P(s > t), and the true s.

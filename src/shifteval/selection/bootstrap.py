@@ -3,7 +3,7 @@
 - :func:`bootstrap_parametric`: the paper's bootstrap of the parametric estimate over images (App. F.1);
 - :func:`bootstrap_jackknife`: a bootstrap of the jackknife estimate over images *and* votes.
 
-Both are re-exported by :mod:`shifteval.selection`, whose estimators they call.
+Both call the estimators of :mod:`shifteval.selection.estimators`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from numpy.typing import ArrayLike
 from scipy import stats
 from tqdm.auto import tqdm
 
-from .selection_parametric import (
+from ..utils import validation
+from .parametric import (
     BetaBinomialMixture,
     _design,
     _fit_levels,
@@ -22,7 +23,6 @@ from .selection_parametric import (
     per_set,
     vote_levels,
 )
-from .utils import validation
 
 
 def posterior_frequencies(
@@ -122,7 +122,7 @@ def bootstrap_jackknife(
     >>> boot["samples"].shape, bool(boot["se"][0] > 0)
     ((20, 1), True)
     """
-    from .selection import _check_correct, _check_votes, jackknife_adjusted_accuracy
+    from .estimators import _check_correct, _check_votes, jackknife_adjusted_accuracy
 
     v1, v2 = _check_votes(votes_v1, "votes_v1"), _check_votes(votes_v2, "votes_v2")
     if np.isnan(v1).any() or np.isnan(v2).any():
@@ -195,7 +195,7 @@ def bootstrap_parametric(
     >>> boot["samples"].shape, bool(boot["low"][0] < boot["estimate"][0] < boot["high"][0])
     ((20, 1), True)
     """
-    from .selection import _check_correct, _check_counts, parametric_adjusted_accuracy
+    from .estimators import _check_correct, _check_counts, parametric_adjusted_accuracy
 
     n1, n2 = per_set(n_annotators)
     c1, n1 = _check_counts(counts_v1, n1, "counts_v1")

@@ -3,18 +3,14 @@
 Engstrom, Ilyas, Santurkar, Tsipras, Steinhardt & Mądry (2020), *Identifying Statistical Bias in
 Dataset Replication*:
 
-- §2, Eq. (1) and App. C: a toy model of statistic matching with noisy selection frequencies, in
-  :mod:`shifteval.selection_toy` and re-exported here (:func:`toy_v2_density`,
-  :func:`simulate_toy_replication`, :func:`toy_l1_distance`);
 - §4, Eq. (2): the decomposition of the v1-v2 accuracy gap (:func:`gap_decomposition`);
 - §5.1, Eq. (4): the naive selection-adjusted accuracy (:func:`naive_adjusted_accuracy`);
 - §5.2 and App. E: the leave-one-annotator-out jackknife (:func:`jackknife_adjusted_accuracy`);
 - §5.3 and App. F: the parametric estimator (:func:`parametric_adjusted_accuracy`); its model —
   the beta-binomial mixture and the accuracy spline (:func:`fit_betabinomial_mixture`,
-  :func:`fit_accuracy_spline`) — lives in :mod:`shifteval.selection_parametric` and is re-exported here;
+  :func:`fit_accuracy_spline`) — lives in :mod:`shifteval.selection.parametric`;
 - App. F.1: its bootstrap over images (:func:`bootstrap_parametric`), and a bootstrap of the jackknife
-  over images and votes (:func:`bootstrap_jackknife`), both in :mod:`shifteval.selection_bootstrap` and
-  re-exported here.
+  over images and votes (:func:`bootstrap_jackknife`), both in :mod:`shifteval.selection.bootstrap`.
 
 Votes are arrays of shape (images, annotators) with entries 0/1 (NaN where an annotator did not vote
 on an image); counts are the number of "yes" votes per image out of ``n`` annotators, where ``n`` is
@@ -28,22 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .selection_bootstrap import bootstrap_jackknife, bootstrap_parametric  # noqa: F401 (re-exported)
-from .selection_parametric import (  # noqa: F401 (re-exported: the parametric estimator's public names)
-    AccuracySpline,
-    BetaBinomialMixture,
-    _component_loglik,
-    _design,
-    _fit_levels,
-    _fit_splines,
-    beta_basis_expectations,
-    fit_accuracy_spline,
-    fit_betabinomial_mixture,
-    per_set,
-    vote_levels,
-)
-from .selection_toy import simulate_toy_replication, toy_l1_distance, toy_v2_density  # noqa: F401 (re-exported)
-from .utils import validation
+from ..utils import validation
+from .parametric import fit_accuracy_spline, fit_betabinomial_mixture, per_set
 
 # --- validation ----------------------------------------------------------------------------------
 

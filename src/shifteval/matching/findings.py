@@ -1,10 +1,10 @@
 """The matched-evaluation chapter's summaries: from the experiments' tables to the numbers it states.
 
-:mod:`shifteval.matching_study` runs the experiments of Anzaku, Wang, Van Messem & De Neve (the
+:mod:`shifteval.matching.study` runs the experiments of Anzaku, Wang, Van Messem & De Neve (the
 zoo-wide tables of Algorithms 1 and 2, the quantisation table, the ε sweep, Figure 5); the functions
 here read their outputs: the roles of the two sets, the share of models whose matched gap is narrower
 than the accuracy gap, the chapter's summary table and the facts its text quotes. Every public name
-here is importable from :mod:`shifteval.matching_study` too.
+here is importable from :mod:`shifteval.matching.study` too.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from scipy import stats
 
 
 def roles(table: pd.DataFrame) -> dict:
-    """The set names playing source and target in a :func:`~shifteval.matching_study.evaluate` table.
+    """The set names playing source and target in a :func:`~shifteval.matching.study.evaluate` table.
 
     Parameters
     ----------
     table : pandas.DataFrame
-        One ``(second set, method)`` table of :func:`~shifteval.matching_study.evaluate`.
+        One ``(second set, method)`` table of :func:`~shifteval.matching.study.evaluate`.
 
     Returns
     -------
@@ -49,7 +49,7 @@ def narrower(tables: dict) -> dict:
     Parameters
     ----------
     tables : dict
-        :func:`~shifteval.matching_study.evaluate` output.
+        :func:`~shifteval.matching.study.evaluate` output.
 
     Returns
     -------
@@ -76,7 +76,7 @@ def summary(tables: dict) -> pd.DataFrame:
     Parameters
     ----------
     tables : dict
-        :func:`~shifteval.matching_study.evaluate` output.
+        :func:`~shifteval.matching.study.evaluate` output.
 
     Returns
     -------
@@ -123,7 +123,7 @@ def gap_facts(tables: dict, first_target: str, large_gap: float = 0.02) -> dict:
     Parameters
     ----------
     tables : dict
-        :func:`~shifteval.matching_study.evaluate` output.
+        :func:`~shifteval.matching.study.evaluate` output.
     first_target : str
         The second set the chapter looks at first.
     large_gap : float
@@ -144,7 +144,7 @@ def gap_facts(tables: dict, first_target: str, large_gap: float = 0.02) -> dict:
     --------
     One model, 8.3 points less accurate on the second set ``b``, whose gap is therefore "large":
 
-    >>> from shifteval.matching_study import evaluate
+    >>> from shifteval.matching.study import evaluate
     >>> from shifteval.zoo.store import Predictions as P
     >>> p = np.array([[0.9, 0.1], [0.3, 0.7], [0.6, 0.4], [0.2, 0.8]])
     >>> pairs = {"m": (P("m", "a", np.array([0, 1, 0, 0]), p, {}), P("m", "b", np.array([0, 1, 1]), p[:3], {}))}
@@ -180,12 +180,12 @@ def gap_facts(tables: dict, first_target: str, large_gap: float = 0.02) -> dict:
 
 
 def quant_facts(quant: pd.DataFrame, eps: float) -> dict:
-    """Numbers the chapter states about :func:`~shifteval.matching_study.quantisation_table`.
+    """Numbers the chapter states about :func:`~shifteval.matching.study.quantisation_table`.
 
     Parameters
     ----------
     quant : pandas.DataFrame
-        :func:`~shifteval.matching_study.quantisation_table` output.
+        :func:`~shifteval.matching.study.quantisation_table` output.
     eps : float
         The working ε: models whose distinct probabilities are more than 2ε apart are "grid" models.
 
@@ -208,7 +208,7 @@ def quant_facts(quant: pd.DataFrame, eps: float) -> dict:
     >>> f["nc"], f["quantised"], f["saturating"], f["c_min"], f["grid"], f["grid_diff"]
     (2, 'knn', 'none', 0.9, 'knn', 0.0)
 
-    :func:`shifteval.matching_study.quantisation_table`'s example also runs this function.
+    :func:`shifteval.matching.study.quantisation_table`'s example also runs this function.
     """
     kinds = {k: quant[quant.kind == k] for k in ("continuous", "quantised", "saturating")}
     grid = quant[quant.min_spacing > 2 * eps]
@@ -227,7 +227,7 @@ def quant_facts(quant: pd.DataFrame, eps: float) -> dict:
 
 
 def sweep_facts(sweep: pd.DataFrame, eps: float) -> dict:
-    """Numbers the chapter states about :func:`~shifteval.matching_study.eps_sweep`.
+    """Numbers the chapter states about :func:`~shifteval.matching.study.eps_sweep`.
 
     Algorithm 1's fraction unmatched along ε (``fu0`` at the smallest, ``fu1`` at the largest, whether it
     never rises: ``monotone``) and Algorithm 2's accuracy gap ``g`` and matched gap at the largest ε
@@ -236,7 +236,7 @@ def sweep_facts(sweep: pd.DataFrame, eps: float) -> dict:
     Parameters
     ----------
     sweep, eps : pandas.DataFrame, float
-        :func:`~shifteval.matching_study.eps_sweep` output and the working ε.
+        :func:`~shifteval.matching.study.eps_sweep` output and the working ε.
 
     Returns
     -------
@@ -254,7 +254,7 @@ def sweep_facts(sweep: pd.DataFrame, eps: float) -> dict:
     >>> [float(round(f[k], 6)) for k in ("fu0", "fu1", "g", "m0", "m1")], f["monotone"]
     ([0.3, 0.0, 5.0, 2.0, 1.0], True)
 
-    :func:`shifteval.matching_study.eps_sweep`'s example also runs this function.
+    :func:`shifteval.matching.study.eps_sweep`'s example also runs this function.
     """
     a1 = sweep[sweep.method == "label_and_prob"].sort_values("eps")
     a2 = sweep[sweep.method == "prob"].sort_values("eps")

@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special, stats
 from scipy.interpolate import BSpline, PPoly
 
-from .utils import validation
+from ..utils import validation
 
 _LOG_BOUNDS = (np.log(1e-2), np.log(1e4))  # bounds on log alpha, log beta in the M-step
 _DEGREE = 3  # cubic splines

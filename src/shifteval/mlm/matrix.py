@@ -12,9 +12,8 @@ From a trained classifier's softmax outputs:
 4. one MLM per perturbation level ``ℓ`` from the perturbed test examples, then the element-wise mean
    ``M̄ = (1/L) Σ_ℓ M_ℓ`` and standard deviation ``S = sqrt((1/L) Σ_ℓ (M_ℓ − M̄)²)`` (Eqs. 5-8).
 
-The paper's CNN and its training are :func:`shifteval.zoo.models.paper_cnn` and :func:`train_classifier`;
-the training, calibration and perturbation helpers live in :mod:`shifteval.mlm_study` and are re-exported
-here.
+The paper's CNN is :func:`shifteval.nets.paper_cnn`; its training and perturbed predictions are in
+:mod:`shifteval.mlm.study`, the perturbations' calibration in :mod:`shifteval.mlm.calibration`.
 """
 
 from __future__ import annotations
@@ -25,22 +24,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from .mlm_study import (  # noqa: F401  (re-exported: the chapter, scripts and tests import them from here)
-    PAPER_CLEAN,
-    PAPER_LEVEL1,
-    PAPER_LEVEL10,
-    calibrate_severities,
-    calibration_record,
-    calibration_split,
-    calibration_targets,
-    confusion_summary,
-    count_shared_images,
-    perturbed_predictions,
-    pooled,
-    same_weights,
-    train_classifier,
-)
-from .utils import validation
+from ..utils import validation
 
 
 def _check_probs(probs, name: str = "probs", n_classes: int | None = None):

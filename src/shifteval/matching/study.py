@@ -12,7 +12,7 @@ and naive Bayes saturates at exactly 1.0: with few distinct values, a window of 
 of tied examples whatever ε is, so ε → 0 does not leave targets unmatched and the matched subsets are
 random draws within a tie block. :func:`distinct_probabilities` and :func:`quantisation_table` measure
 this. The summaries of these experiments' tables (the chapter's summary table and the numbers its text
-states) are in :mod:`shifteval.matching_facts`; every public name of theirs is importable from here too.
+states) are in :mod:`shifteval.matching.findings`; every public name of theirs is importable from here too.
 """
 
 from __future__ import annotations
@@ -23,18 +23,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from .matching import METHODS, match_predictions, matched_accuracy, matched_table, role_names
-from .matching_facts import (  # noqa: F401 (re-exported: the summaries of the experiments' tables)
-    gap_facts,
-    narrower,
-    quant_facts,
-    roles,
-    summary,
-    sweep_facts,
-)
+from .algorithms import METHODS, match_predictions, matched_accuracy, matched_table, role_names
 
 if TYPE_CHECKING:
-    from .zoo.store import Predictions
+    from ..zoo.store import Predictions
 
 #: A model's probabilities count as continuous when at least this share of its predicted probabilities
 #: on the source set are distinct values, and as quantised below ``QUANTISED_SHARE``; in between they
@@ -112,6 +104,7 @@ def evaluate(pairs_by_target: dict, first: str, *, eps: float = 0.005, n_runs: i
     >>> p = np.array([[0.9, 0.1], [0.3, 0.7], [0.6, 0.4], [0.2, 0.8]])
     >>> pairs = {"m": (P("m", "a", np.array([0, 1, 0, 0]), p, {}), P("m", "b", np.array([0, 1, 1]), p[:3], {}))}
     >>> tables = evaluate({"b": pairs}, "a", n_runs=2)
+    >>> from shifteval.matching.findings import gap_facts, narrower, roles, summary
     >>> sorted(tables), roles(tables["b", "prob"]), narrower(tables)["b"]
     ([('b', 'label_and_prob'), ('b', 'prob')], {'source': 'a', 'target': 'b'}, {'label_and_prob': 0.0, 'prob': 0.0})
     >>> summary(tables)["mean accuracy gap (points)"].round(2).tolist(), gap_facts(tables, "b")["n_acc"]
@@ -154,9 +147,10 @@ def quantisation_table(pairs: dict, *, eps: float = 0.005, eps_small: float = 1e
     Examples
     --------
     >>> from shifteval.zoo.store import Predictions as P
-    >>> p = np.array([[1.0, 0.0]] + [[0.5, 0.5]] * 4)  # two probability values, like a 2-NN; + quant_facts
+    >>> p = np.array([[1.0, 0.0]] + [[0.5, 0.5]] * 4)  # two probability values, like a 2-NN
     >>> pairs = {"knn": (P("knn", "a", np.array([0, 0, 1, 0, 1]), p, {}), P("knn", "b", np.array([0, 1]), p[1:3], {}))}
     >>> q = quantisation_table(pairs, n_runs=2)
+    >>> from shifteval.matching.findings import quant_facts
     >>> int(q.loc["knn", "distinct_source"]), q.loc["knn", "kind"], quant_facts(q, 0.005)["quantised"]
     (2, 'quantised', 'knn')
     """
@@ -220,7 +214,8 @@ def eps_sweep(first: Predictions, second: Predictions, eps_grid: ArrayLike, *,
     >>> from shifteval.zoo.store import Predictions as P
     >>> p = np.array([[0.9, 0.1], [0.3, 0.7], [0.6, 0.4], [0.2, 0.8]])
     >>> sweep = eps_sweep(P("m", "a", np.array([0, 1, 0, 0]), p, {}), P("m", "b", np.array([0, 1, 1]), p[:3], {}), [0.01, 0.1], n_runs=2)
-    >>> sweep.shape, round(float(sweep_facts(sweep, 0.01)["g"]), 2)  # and sweep_facts
+    >>> from shifteval.matching.findings import sweep_facts
+    >>> sweep.shape, round(float(sweep_facts(sweep, 0.01)["g"]), 2)
     ((4, 6), 8.33)
     """
     if len(eps_grid) == 0:

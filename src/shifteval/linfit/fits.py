@@ -5,7 +5,7 @@ Recht, Roelofs, Schmidt & Shankar (2019), *Do ImageNet Classifiers Generalize to
 App. C.2 (fits on a probit scale) and §5.3 (a Gaussian difficulty model under which probit
 accuracies fall exactly on a line).
 
-:mod:`shifteval.testbeds` applies these to the paper's transcribed tables (every fit of its figures,
+:mod:`shifteval.linfit.testbeds` applies these to the paper's transcribed tables (every fit of its figures,
 the printed ranks, the interval widths of §2 and App. B.1).
 """
 
@@ -465,7 +465,6 @@ def fit_table(
 
     Examples
     --------
-    >>> import pandas as pd
     >>> round(fit_table(pd.DataFrame({"orig_acc": [70, 80, 90], "new_acc": [60, 72, 84]}), n_boot=100).slope, 3)
     1.2
     """
@@ -493,7 +492,6 @@ def mean_change(table: pd.DataFrame) -> float:
 
     Examples
     --------
-    >>> import pandas as pd
     >>> mean_change(pd.DataFrame({"orig_acc": [70.0, 80.0], "new_acc": [60.0, 74.0]}))
     -8.0
     """

@@ -289,7 +289,7 @@ def match_predictions_reference(
 
 
 def _check_probs(labels, probs, name):
-    from .zoo.store import validate_predictions
+    from ..zoo.store import validate_predictions
 
     return validate_predictions(np.asarray(labels), np.asarray(probs), name)
 

@@ -13,9 +13,9 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from . import linfit
-from .datasets import published
-from .datasets.released import Correctness
+from ..datasets import published
+from ..datasets.released import Correctness
+from . import fits as linfit
 
 ORIGINAL = "imagenet-validation-original"
 MATCHED_FREQUENCY = "imagenetv2-b-33"
@@ -276,7 +276,6 @@ def drop_consistency(drops: pd.DataFrame, share: float = 0.9) -> dict:
 
     Examples
     --------
-    >>> import pandas as pd
     >>> d = pd.DataFrame([[10.0, 0.0, -10.0], [20.0, 10.0, 0.0]])
     >>> r = drop_consistency(d)
     >>> r["mean_spearman"], r["frac_classes_drop_most"]

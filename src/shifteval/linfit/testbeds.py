@@ -6,7 +6,7 @@ accuracy table (a zoo's or a transcribed one): fits of several columns, their ta
 models from a line and its band, the widest Clopper-Pearson interval (§2 / App. B.1), and the Monte
 Carlo spread of the bootstrap. The computations specific to the transcribed tables of Recht et al.
 (2019) (every fit of Figures 1, 2, 6, 12 and 13, the printed rank changes, the recomputed interval
-bounds) are in :mod:`shifteval.testbeds_tables`; every public name of theirs is importable from here
+bounds) are in :mod:`shifteval.linfit.recht2019`; every public name of theirs is importable from here
 too.
 """
 
@@ -18,17 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .linfit import SCALES, LinearFit, clopper_pearson, fit_linear, fit_table
-from .testbeds_tables import (  # noqa: F401 (re-exported: the computations on Recht et al.'s tables)
-    STRATEGIES,
-    TOPK,
-    clopper_pearson_deviation,
-    fit_recht2019,
-    paired_change,
-    paper_agreement,
-    rank_summary,
-    recht2019_interval_deviation,
-)
+from .fits import SCALES, LinearFit, clopper_pearson, fit_linear, fit_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -102,7 +92,6 @@ def bootstrap_seed_spread(
     Three fits of 20 noisy models with 200 replicates each: the endpoints move between seeds, but by
     much less than the interval is wide.
 
-    >>> import pandas as pd
     >>> rng = np.random.default_rng(0)
     >>> x = np.linspace(60, 95, 20)
     >>> t = pd.DataFrame({"orig_acc": x, "new_acc": 1.5 * x - 50 + rng.normal(0, 1, 20)})
@@ -146,7 +135,6 @@ def fit_columns(table: pd.DataFrame, x: str, ys: Sequence[str], *, scales: Seque
 
     Examples
     --------
-    >>> import pandas as pd
     >>> t = pd.DataFrame({"v1": [0.5, 0.75, 1.0], "v2": [0.4, 0.7, 1.0]})
     >>> fit = fit_columns(t, "v1", ["v2"], scales=["linear"], n_boot=50)["v2", "linear"]
     >>> round(fit.slope, 3), fits_frame({"v2": fit}).loc["v2", "slope [CI]"]  # and fits_frame
@@ -183,7 +171,6 @@ def fits_frame(fits: dict, paper: dict | None = None) -> pd.DataFrame:
     --------
     Points on the line y = 1.2 x - 0.2 (offset -20 points) beside a printed fit:
 
-    >>> import pandas as pd
     >>> from shifteval.linfit import fit_linear
     >>> fit = fit_linear([0.5, 0.75, 1.0], [0.4, 0.7, 1.0], n_boot=50)
     >>> f = fits_frame({"v2": fit}, {"v2": {"slope": 1.25, "slope_ci": [1.2, 1.3]}})
@@ -234,7 +221,6 @@ def line_residuals(fit: LinearFit, table: pd.DataFrame) -> dict:
     --------
     Models 1 point above, 1 point below and on the line y = 1.2 x - 0.2: mean 0, rms sqrt(2/3).
 
-    >>> import pandas as pd
     >>> from shifteval.linfit import fit_linear
     >>> fit = fit_linear([0.5, 0.75, 1.0], [0.4, 0.7, 1.0], n_boot=50)
     >>> r = line_residuals(fit, pd.DataFrame({"orig_acc": [50, 75, 100], "new_acc": [41, 69, 100]}))
@@ -266,7 +252,6 @@ def widest_band(fit: LinearFit, table: pd.DataFrame, n_grid: int = 100) -> float
     --------
     Exact points leave no band; noise around the same line opens one.
 
-    >>> import pandas as pd
     >>> from shifteval.linfit import fit_linear
     >>> x = np.linspace(0.6, 0.95, 20)
     >>> noise = np.random.default_rng(0).normal(0, 0.01, 20)
@@ -302,7 +287,6 @@ def evenly_spaced_subset(values: pd.Series, k: int) -> pd.Index:
 
     Examples
     --------
-    >>> import pandas as pd
     >>> list(evenly_spaced_subset(pd.Series([3, 1, 2, 5, 4], index=list("abcde")), 3))
     ['b', 'a', 'd']
     """

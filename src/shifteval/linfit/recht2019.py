@@ -5,7 +5,7 @@ print each model's accuracy on the original and the new test set with Clopper-Pe
 ranks. This module fits them (every fit of Figures 1, 6, 12 and 13), compares the fits with the printed
 ones, summarises the printed rank changes, recomputes the printed interval bounds (§2 / App. B.1) and
 compares the CIFAR-10.1 tables 11 and 12 (App. B.2.9). Everything here is importable from
-:mod:`shifteval.testbeds` too, which holds the computations on any accuracy table.
+:mod:`shifteval.linfit.testbeds` too, which holds the computations on any accuracy table.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import stats
 
-from .linfit import LinearFit, clopper_pearson, fit_table
+from .fits import LinearFit, clopper_pearson, fit_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,7 +60,7 @@ def fit_recht2019(*, n_boot: int = 100_000, ci: float = 0.95, seed: int = 0) -> 
     >>> fits["imagenet_top5_topimages_all_probit"].n, round(fits["cifar10"].slope, 2)
     (67, 1.69)
     """
-    from .datasets import published
+    from ..datasets import published
 
     fits = {
         "cifar10": fit_table(published.load_table("recht2019_cifar10"), n_boot=n_boot, ci=ci, seed=seed),
@@ -152,7 +152,6 @@ def rank_summary(table: pd.DataFrame) -> dict:
 
     Examples
     --------
-    >>> import pandas as pd
     >>> t = pd.DataFrame({"orig_rank": [1, 2, 3, 4], "new_rank": [2, 1, 3, 4], "delta_rank": [-1, 1, 0, 0]})
     >>> s = rank_summary(t)
     >>> round(s["spearman"], 2), s["max_abs_delta_rank"], s["unchanged"]
@@ -245,7 +244,7 @@ def recht2019_interval_deviation(sizes: dict, tables: dict | None = None) -> dic
     >>> len(dev), max(max(d.values()) for d in dev.values()) <= 0.1
     (9, True)
     """
-    from .datasets import published
+    from ..datasets import published
 
     tables = tables or {n: published.load_table(n) for n in published.list_tables()}
     n_c, n_i = sizes["cifar10_orig"], sizes["imagenet_orig"]
@@ -294,7 +293,6 @@ def paired_change(main: pd.DataFrame, other: pd.DataFrame, by: str = "orig_acc")
     The lower two models gain 2 points from one table to the other, the upper two 1 point (the rows of
     ``other`` need not be in the same order):
 
-    >>> import pandas as pd
     >>> main = pd.DataFrame({"model": list("abcd"), "orig_acc": [60, 70, 80, 90], "new_acc": [50, 60, 70, 80], "gap": [10, 10, 10, 10]})
     >>> other = pd.DataFrame({"model": list("dcba"), "new_acc": [81, 71, 62, 52], "gap": [9, 9, 8, 8]})
     >>> paired_change(main, other)

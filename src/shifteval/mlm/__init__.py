@@ -1,0 +1,62 @@
+"""The Misclassification Likelihood Matrix: Sikar et al. (2024), *The Misclassification Likelihood Matrix: Some Classes Are More Likely To Be Misclassified Than Others*.
+
+- :mod:`.matrix` — centroids (Eq. 1-2), distances and the matrix (§3.3), its comparisons with observed
+  confusions;
+- :mod:`.calibration` — the perturbations' severities calibrated on a separate model (§3.2, §4.4);
+- :mod:`.study` — the paper's classifier, its perturbed predictions and the chapter's readings.
+
+Every public name of these modules is importable from ``shifteval.mlm``; the perturbations themselves are
+:mod:`shifteval.corruptions`.
+"""
+
+from .calibration import (
+    calibrate_severities,
+    calibration_record,
+    calibration_split,
+    calibration_targets,
+    count_shared_images,
+    same_weights,
+)
+from .matrix import (
+    ambiguous_examples,
+    centroid_distances,
+    confusion_rates,
+    initial_centroids,
+    level_matrices,
+    misclassification_likelihood_matrix,
+    nearest_distance_matrix,
+    rank_agreement,
+    refine_centroids,
+    row_rank,
+    top_confusions,
+)
+from .study import (
+    confusion_summary,
+    perturbed_predictions,
+    pooled,
+    train_classifier,
+)
+
+__all__ = [
+    "ambiguous_examples",
+    "calibrate_severities",
+    "calibration_record",
+    "calibration_split",
+    "calibration_targets",
+    "centroid_distances",
+    "confusion_rates",
+    "confusion_summary",
+    "count_shared_images",
+    "initial_centroids",
+    "level_matrices",
+    "misclassification_likelihood_matrix",
+    "nearest_distance_matrix",
+    "perturbed_predictions",
+    "pooled",
+    "rank_agreement",
+    "refine_centroids",
+    "row_rank",
+    "same_weights",
+    "top_confusions",
+    "train_classifier",
+]
