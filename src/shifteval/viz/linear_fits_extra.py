@@ -75,8 +75,8 @@ def gaussian_model_panel(
                 label=f"least squares: {fitted.slope:.3f}, {fitted.intercept:.3f}")  # fmt: skip
     _percent_ticks(
         ax,
-        inverse_transform(grid.min(), "probit"),
-        inverse_transform(grid.max(), "probit"),
+        float(inverse_transform(grid.min(), "probit")),
+        float(inverse_transform(grid.max(), "probit")),
         "probit",
         which="x",
     )
