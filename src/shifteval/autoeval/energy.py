@@ -74,7 +74,7 @@ def energy_threshold(train_energies: ArrayLike, percentile: float = 99.5) -> flo
     """
     if not 0 < percentile <= 100:
         raise ValueError(f"threshold percentile must be in (0, 100], got {percentile}")
-    return float(np.percentile(train_energies, percentile))
+    return float(np.percentile(np.asarray(train_energies), percentile))
 
 
 def default_margins(model: torch.nn.Module, images: ArrayLike) -> tuple[float, float]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -17,6 +18,9 @@ from numpy.typing import ArrayLike
 from ..datasets.ood import OOD_SOURCES, ood_images, ood_images_from_files
 from .metadataset import cutout, shear_contrast
 from .streams import stream, stream_seed
+
+if TYPE_CHECKING:
+    from ..datasets.world import World
 
 
 @dataclass
@@ -29,7 +33,7 @@ class Data:
 
     splits: dict
     label: str
-    world: object = None
+    world: World | None = None
     train_index: np.ndarray | None = None
 
 
@@ -80,7 +84,7 @@ def load_data(
         splits = {}
         for s in ("train", "test"):
             images, labels = real.load("mnist", data_dir, s)
-            splits[s] = (images.astype(np.float32) / 255.0, labels)
+            splits[s] = (np.asarray(images, dtype=np.float32) / 255.0, labels)
         return Data(splits, f"MNIST idx files in {data_dir}")
     raise ValueError(f"dataset must be None (the replication world) or 'mnist', got {dataset!r}")
 
@@ -129,9 +133,9 @@ class Pools:
     ``meta`` feeds the training meta-sets, ``val`` the validation meta-sets and DoC/ATC's held-out data.
     """
 
-    fit: tuple
-    meta: tuple
-    val: tuple
+    fit: tuple[np.ndarray, np.ndarray]
+    meta: tuple[np.ndarray, np.ndarray]
+    val: tuple[np.ndarray, np.ndarray]
     overlap: dict = field(default_factory=dict)
 
 
@@ -173,11 +177,11 @@ def training_pools(data: Data, holdout_fraction: float = 0.3, seed: int = 0) -> 
     x, y = data.splits["train"]
     shares = [1 - holdout_fraction, holdout_fraction / 2, holdout_fraction / 2]
     if data.world is not None:
-        w = data.world
+        w, train_index = data.world, cast(np.ndarray, data.train_index)  # set with the world
         parts = w.base_disjoint_split("train", shares, seed=stream_seed(seed, "split"))
-        position = {int(g): i for i, g in enumerate(data.train_index)}
+        position = {int(g): i for i, g in enumerate(train_index)}
         local = [np.array([position[int(g)] for g in p]) for p in parts]
-        base = w.examples["base_id"].to_numpy()[data.train_index]
+        base = w.examples["base_id"].to_numpy()[train_index]
     else:
         order = stream(seed, "split").permutation(len(x))
         n_fit, n_meta = int(round(shares[0] * len(x))), int(round(shares[1] * len(x)))
@@ -189,7 +193,9 @@ def training_pools(data: Data, holdout_fraction: float = 0.3, seed: int = 0) -> 
         "meta": len(set(base[meta_idx].tolist()) & fit_bases),
         "validation": len(set(base[val_idx].tolist()) & fit_bases),
     }
-    return Pools(*((x[i], y[i]) for i in local), overlap=overlap)
+    return Pools(
+        (x[fit_idx], y[fit_idx]), (x[meta_idx], y[meta_idx]), (x[val_idx], y[val_idx]), overlap=overlap
+    )
 
 
 def id_source(splits: dict, name: str, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
