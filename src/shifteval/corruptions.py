@@ -209,7 +209,7 @@ def _zoom_blur(x, t, rng):
     return out / (len(zooms) + 1)
 
 
-_FUNCTIONS = {
+_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
     "brightness": _brightness, "contrast": _contrast, "defocus_blur": _defocus_blur, "fog": _fog,
     "frost": _frost, "gaussian_noise": _gaussian_noise, "impulse_noise": _impulse_noise,
     "motion_blur": _motion_blur, "pixelation": _pixelation, "shot_noise": _shot_noise, "snow": _snow,

@@ -196,7 +196,7 @@ def normalise(mean: float, std: float) -> torch.nn.Module:
     >>> normalise(0.5, 0.5)(torch.tensor([0.0, 0.5, 1.0])).tolist()
     [-1.0, 0.0, 1.0]
     """
-    torch = _torch()
+    import torch
 
     class Normalise(torch.nn.Module):
         def forward(self, x):
@@ -273,7 +273,8 @@ def fit_torch(
     gen = torch.Generator().manual_seed(int(seed))
     loss = loss or torch.nn.CrossEntropyLoss()
     step_loss = step_loss or (lambda m, xb, yb, g: loss(m(xb), yb))
-    steps_per_epoch = int(np.ceil(len(x_train) / batch_size))
+    x_arr = np.asarray(x_train, np.float32)
+    steps_per_epoch = int(np.ceil(len(x_arr) / batch_size))
     if optimizer == "adamw":
         opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
         sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=epochs * steps_per_epoch)
@@ -284,7 +285,7 @@ def fit_torch(
         per_step = False
     else:
         raise ValueError(f"optimizer must be 'adamw' or 'sgd', got {optimizer!r}")
-    x = torch.from_numpy(np.asarray(x_train, np.float32))[:, None]
+    x = torch.from_numpy(x_arr)[:, None]
     y = torch.from_numpy(np.asarray(y_train, np.int64))
     model.train()
     for _ in range(epochs):

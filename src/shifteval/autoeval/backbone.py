@@ -37,13 +37,13 @@ class Backbone:
     """
 
     arch: str
-    model: object
+    model: torch.nn.Module
     train: Outputs
     meta_train: list
     meta_train_labels: list
     meta_val: list
     meta_val_labels: list
-    detector: object = None
+    detector: torch.nn.Module | None = None
     val_pool: Outputs | None = None
 
 
@@ -209,7 +209,10 @@ def prepare_backbone(arch: str, x_train: ArrayLike, y_train: ArrayLike, meta_poo
     elif detector is not None:
         detector_arch = getattr(detector, "arch", arch)
     train = compute_outputs(model, x_train, rotation=True, detector=detector)
-    meta, meta_labels, val, val_labels = [], [], [], []
+    meta: list[Outputs] = []
+    meta_labels: list[np.ndarray] = []
+    val: list[Outputs] = []
+    val_labels: list[np.ndarray] = []
     sets = [(meta, meta_labels, s) for s in meta_dataset(xm, ym, n_sets, set_size, seed, "meta_train")]
     sets += [
         (val, val_labels, s)
@@ -229,10 +232,10 @@ def prepare_backbone(arch: str, x_train: ArrayLike, y_train: ArrayLike, meta_poo
             arrays.update({f"{prefix}_{k}": v for k, v in _pack(outs).items()})
         arrays["meta_labels"], arrays["val_labels"] = np.concatenate(meta_labels), np.concatenate(val_labels)
         out = io.BytesIO()
-        np.savez(out, **arrays)
+        np.savez(out, **arrays)  # type: ignore[arg-type]  # numpy's stub: **arrays could hold allow_pickle
         atomic_write_bytes(path, out.getvalue())
     if detector is not None:
-        detector.arch = detector_arch
+        setattr(detector, "arch", detector_arch)  # noqa: B010 (an attribute torch's types do not declare)
     return Backbone(arch, model, train, meta, meta_labels, val, val_labels, detector)
 
 

@@ -69,7 +69,7 @@ def energy_threshold(train_energies: ArrayLike, percentile: float = 99.5) -> flo
     """
     if not 0 < percentile <= 100:
         raise ValueError(f"threshold percentile must be in (0, 100], got {percentile}")
-    return float(np.percentile(train_energies, percentile))
+    return float(np.percentile(np.asarray(train_energies), percentile))
 
 
 def auroc(id_energies: ArrayLike, ood_energies: ArrayLike) -> float:

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -147,7 +148,7 @@ def atc_threshold(scores: ArrayLike, correct: ArrayLike) -> float:
     0.175
     """
     scores = np.asarray(scores, float)
-    error = 1 - float(np.mean(correct))
+    error = 1 - float(np.asarray(correct).mean())
     return float(np.quantile(scores, error)) if error > 0 else float(scores.min())
 
 
@@ -197,6 +198,10 @@ def fill_missing_classes(
     return Outputs.concatenate([inside, support.subset(np.concatenate(picks))])
 
 
+class _Regressor(Protocol):  # a fitted scikit-learn regressor
+    def predict(self, x: ArrayLike, /) -> np.ndarray: ...
+
+
 @dataclass
 class AutoEval:
     """A fitted AutoEval with what the baselines need.
@@ -212,8 +217,8 @@ class AutoEval:
     """
 
     ref: Reference
-    mlp: object
-    linear: object
+    mlp: _Regressor
+    linear: _Regressor
     rotation_fit: tuple
     val_accuracy: float
     val_confidence: float
@@ -334,7 +339,7 @@ def fit(
     if val_meta is not None and len(alphas) > 1:
         v_reps, v_acc = meta_targets(*val_meta, ref)
         scores = {a: rmse(mlp_with(a).predict(v_reps), v_acc) for a in alphas}
-        alpha = min(scores, key=scores.get)
+        alpha = min(scores, key=scores.__getitem__)
     else:
         alpha = alphas[0]
     linear = LinearRegression().fit(reps[:, -1:], acc)

@@ -8,7 +8,7 @@ from one set of images.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -88,7 +88,8 @@ def feature_net(arch: str = "cnn", n_classes: int = 10, width: int = 32) -> torc
     >>> logits.shape, features.shape, net.rotation(features).shape
     (torch.Size([3, 10]), torch.Size([3, 8]), torch.Size([3, 4]))
     """
-    torch = _torch()
+    import torch
+
     nn = torch.nn
     if arch == "cnn":
         w = width
@@ -239,7 +240,13 @@ class Outputs:
 
     def subset(self, index) -> Outputs:
         """The outputs of the examples selected by ``index``."""
-        return Outputs(*(None if a is None else a[index] for a in self._arrays()))
+        rot, energy = self.rotation_correct, self.energy
+        return Outputs(
+            self.logits[index],
+            self.features[index],
+            None if rot is None else rot[index],
+            None if energy is None else energy[index],
+        )
 
     def __len__(self) -> int:
         return len(self.logits)
@@ -248,7 +255,8 @@ class Outputs:
     def concatenate(parts: list) -> Outputs:
         """The outputs of several sets, one after the other (optional arrays only if every part has them)."""
         columns = zip(*(p._arrays() for p in parts), strict=False)
-        return Outputs(*(None if any(a is None for a in col) else np.concatenate(col) for col in columns))
+        joined: list[Any] = [None if any(a is None for a in col) else np.concatenate(col) for col in columns]
+        return Outputs(*joined)  # logits and features: every part has them
 
     def _arrays(self):
         return self.logits, self.features, self.rotation_correct, self.energy
@@ -298,7 +306,8 @@ def compute_outputs(
     >>> bool(np.allclose(out.energy, out.energies())), bool(np.allclose(out.probs.sum(1), 1))
     (True, True)
     """
-    torch = _torch()
+    import torch
+
     images = check_images(images)
     logits, feats, rot, energies = [], [], [], []
     with torch.inference_mode():
@@ -311,7 +320,13 @@ def compute_outputs(
             if rotation:
                 k = torch.arange(i, i + len(xb)) % 4
                 _, f = model(rotate(xb, k))
-                rot.append((model.rotation(f).argmax(1) == k).double().numpy())
+                head = cast(torch.nn.Module, model.rotation)  # the rotation head of feature_net's model
+                rot.append((head(f).argmax(1) == k).double().numpy())
             if detector is not None:
                 energies.append(energy(detector(xb)[0].double().numpy()))
-    return Outputs(*(np.concatenate(parts) if parts else None for parts in (logits, feats, rot, energies)))
+    return Outputs(
+        np.concatenate(logits),
+        np.concatenate(feats),
+        np.concatenate(rot) if rot else None,
+        np.concatenate(energies) if energies else None,
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -26,9 +27,9 @@ class Pools:
     ``meta`` feeds the training meta-sets, ``val`` the validation meta-sets and DoC/ATC's held-out data.
     """
 
-    fit: tuple
-    meta: tuple
-    val: tuple
+    fit: tuple[np.ndarray, np.ndarray]
+    meta: tuple[np.ndarray, np.ndarray]
+    val: tuple[np.ndarray, np.ndarray]
     overlap: dict = field(default_factory=dict)
 
 
@@ -70,11 +71,11 @@ def training_pools(data: Data, holdout_fraction: float = 0.3, seed: int = 0) -> 
     x, y = data.splits["train"]
     shares = [1 - holdout_fraction, holdout_fraction / 2, holdout_fraction / 2]
     if data.world is not None:
-        w = data.world
+        w, train_index = data.world, cast(np.ndarray, data.train_index)  # set with the world
         parts = w.base_disjoint_split("train", shares, seed=stream_seed(seed, "split"))
-        position = {int(g): i for i, g in enumerate(data.train_index)}
+        position = {int(g): i for i, g in enumerate(train_index)}
         local = [np.array([position[int(g)] for g in p]) for p in parts]
-        base = w.examples["base_id"].to_numpy()[data.train_index]
+        base = w.examples["base_id"].to_numpy()[train_index]
     else:
         order = stream(seed, "split").permutation(len(x))
         n_fit, n_meta = int(round(shares[0] * len(x))), int(round(shares[1] * len(x)))
@@ -86,7 +87,9 @@ def training_pools(data: Data, holdout_fraction: float = 0.3, seed: int = 0) -> 
         "meta": len(set(base[meta_idx].tolist()) & fit_bases),
         "validation": len(set(base[val_idx].tolist()) & fit_bases),
     }
-    return Pools(*((x[i], y[i]) for i in local), overlap=overlap)
+    return Pools(
+        (x[fit_idx], y[fit_idx]), (x[meta_idx], y[meta_idx]), (x[val_idx], y[val_idx]), overlap=overlap
+    )
 
 
 def id_source(splits: dict, name: str, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -123,7 +123,7 @@ def _jupyter_book(
         for stale in ("html", ".doctrees"):
             shutil.rmtree(built / stale, ignore_errors=True)
         raise PipelineError(f"jupyter-book build failed (exit {proc.returncode}); see the warnings above")
-    if work is not None:
+    if out is not None:  # and work is out / "work"
         final = out / "html"
         shutil.rmtree(final, ignore_errors=True)
         os.replace(built / "html", final)

@@ -40,7 +40,7 @@ def mathjax_source() -> Path:
         raise RuntimeError(
             "sphinx-mathjax-offline is not installed; it provides the book's MathJax"
         ) from None
-    folder = Path(dist.locate_file("sphinx-mathjax-offline/static/mathjax"))
+    folder = Path(str(dist.locate_file("sphinx-mathjax-offline/static/mathjax")))
     if not (folder / "tex-svg-full.js").is_file():
         raise RuntimeError(
             f"no tex-svg-full.js in {folder}: the sphinx-mathjax-offline installation is incomplete"

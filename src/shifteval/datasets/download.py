@@ -470,7 +470,7 @@ def verify(name: str, root: str | os.PathLike, *, include: list[str] | None = No
     return report
 
 
-def human_size(n: int | None) -> str:
+def human_size(n: float | None) -> str:
     """``1.6 MB``-style size; ``?`` when unknown.
 
     Parameters

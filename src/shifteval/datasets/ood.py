@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import IO, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -351,7 +352,7 @@ def _edge_tiles(n, side, rng):
         mimage.imread(cbook.get_sample_data(f, asfileobj=False))[..., :3].mean(axis=2)
         for f in ("grace_hopper.jpg", "Minduka_Present_Blue_Pack.png")
     ]
-    with cbook.get_sample_data("s1045.ima.gz") as f:
+    with cast(IO[bytes], cbook.get_sample_data("s1045.ima.gz")) as f:  # a .gz sample opens as a file
         gray.append(np.frombuffer(f.read(), np.uint16).reshape(256, 256).astype(float))
     gray += [
         np.load(cbook.get_sample_data(f, asfileobj=False))[k]

@@ -13,9 +13,10 @@ import functools
 import gzip
 import io
 import pickle
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -33,7 +34,7 @@ class _Spec:
     layout: str
     published: str
     splits: tuple
-    default: str
+    default: str | None
 
 
 SPECS = {
@@ -311,7 +312,7 @@ def _load_imagenetv2(root: Path, split):
     return _load_folders("imagenetv2", folder, ordered, int)
 
 
-_LOADERS = {
+_LOADERS: dict[str, Callable[[Path, Any], tuple[NDArray[np.uint8] | ImageFiles, NDArray[np.int64]]]] = {
     "cifar10": _load_cifar10,
     "cifar10.1": _load_cifar101,
     "cifar10.2": _load_cifar102,
@@ -434,12 +435,13 @@ def pickle_cifar_batch(images: ArrayLike, labels: ArrayLike, batch_label: str = 
     >>> batch[b"data"].shape, batch[b"labels"], raw[1]  # protocol 2
     ((2, 3072), [3, 4], 2)
     """
-    data = np.asarray(images, dtype=np.uint8).transpose(0, 3, 1, 2).reshape(len(images), -1)
+    images = np.asarray(images, dtype=np.uint8)
+    data = images.transpose(0, 3, 1, 2).reshape(len(images), -1)
     buf = io.BytesIO()
     pickle.dump(
         {
             b"batch_label": batch_label.encode(),
-            b"labels": [int(v) for v in labels],
+            b"labels": [int(v) for v in np.asarray(labels)],
             b"data": data,
             b"filenames": [f"img{i}.png".encode() for i in range(len(images))],
         },

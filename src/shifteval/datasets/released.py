@@ -193,7 +193,7 @@ def _load_imagenetv2(root: Path, datasets, repair: bool) -> Correctness:
     datasets = tuple(datasets or [d for d in IMAGENETV2_DATASETS if (pred_root / d).is_dir()])
     if not datasets:
         raise ReleaseFormatError(f"{pred_root} holds none of the datasets {IMAGENETV2_DATASETS}")
-    files = {}
+    files: dict[str, dict[str, Path]] = {}
     for d in datasets:
         folder = _folder(pred_root / d, f"one <model>.npy per model for dataset {d}")
         files[d] = {}
@@ -211,6 +211,7 @@ def _load_imagenetv2(root: Path, datasets, repair: bool) -> Correctness:
         raise ReleaseFormatError(
             f"no model has predictions (<model>.npy) for all of {datasets} in {pred_root}"
         )
+    top5: dict[str, np.ndarray | None]
     top1, top5, labels = {}, {}, {}
     for d in datasets:
         labels[d] = _imagenet_truth(root, d, wnid_to_cid)

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .world import World
 
 
 @dataclass
@@ -22,7 +26,7 @@ class Data:
 
     splits: dict
     label: str
-    world: object = None
+    world: World | None = None
     train_index: np.ndarray | None = None
 
 
@@ -73,7 +77,7 @@ def load_data(
         splits = {}
         for s in ("train", "test"):
             images, labels = real.load("mnist", data_dir, s)
-            splits[s] = (images.astype(np.float32) / 255.0, labels)
+            splits[s] = (np.asarray(images, dtype=np.float32) / 255.0, labels)
         return Data(splits, f"MNIST idx files in {data_dir}")
     raise ValueError(f"dataset must be None (the replication world) or 'mnist', got {dataset!r}")
 

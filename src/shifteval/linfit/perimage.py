@@ -71,7 +71,7 @@ def recompute_table(corr: Correctness, new: str, top: int = 1, original: str = O
     >>> recompute_table(corr, "n", original="o")[["orig_acc", "new_acc", "gap", "new_rank"]].values.tolist()
     [[50.0, 25.0, 25.0, 3.0], [75.0, 50.0, 25.0, 2.0], [100.0, 75.0, 25.0, 1.0]]
     """
-    out = {"model": list(corr.models)}
+    out: dict[str, ArrayLike] = {"model": list(corr.models)}
     for prefix, d in (("orig", original), ("new", new)):
         x = _matrix(corr, d, top)
         k, n = x.sum(axis=1), x.shape[1]

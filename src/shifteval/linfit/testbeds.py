@@ -189,15 +189,17 @@ def fits_frame(fits: dict, paper: dict | None = None) -> pd.DataFrame:
         row = {
             "models": f.n,
             "scale": f.scale,
-            "slope [CI]": interval(f.slope, *f.slope_ci, ".3f"),
+            "slope [CI]": interval(f.slope, f.slope_ci[0], f.slope_ci[1], ".3f"),
             "offset [CI]": interval(k * f.intercept, k * f.intercept_ci[0], k * f.intercept_ci[1], fmt),
             "r": f"{f.r:.4f}",
         }
         ref = (paper or {}).get(label)
         if ref is not None:
-            row["slope (paper)"] = interval(ref["slope"], *ref["slope_ci"], ".2f")
+            row["slope (paper)"] = interval(ref["slope"], ref["slope_ci"][0], ref["slope_ci"][1], ".2f")
             if "intercept" in ref:
-                row["offset (paper)"] = interval(ref["intercept"], *ref["intercept_ci"], ".1f")
+                row["offset (paper)"] = interval(
+                    ref["intercept"], ref["intercept_ci"][0], ref["intercept_ci"][1], ".1f"
+                )
         rows[label] = row
     return pd.DataFrame(rows).T.fillna("")
 

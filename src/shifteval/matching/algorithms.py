@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,7 +66,9 @@ def _check_eps_method(eps, by):
         raise ValueError(f"by must be one of {METHODS}, got {by!r}")
 
 
-def _check_pred_conf(pred, conf, name):
+def _check_pred_conf(
+    pred: ArrayLike, conf: ArrayLike, name: str
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     pred = np.asarray(pred)
     conf = np.asarray(conf, dtype=np.float64)
     if pred.ndim != 1 or conf.ndim != 1:
@@ -361,7 +363,7 @@ def matched_accuracy(
     a_pred, a_conf = a_probs.argmax(1), a_probs.max(1).astype(np.float64)
     b_pred, b_conf = b_probs.argmax(1), b_probs.max(1).astype(np.float64)
     a_ok, b_ok = a_pred == a_labels, b_pred == b_labels
-    runs = {k: [] for k in ("ms", "mt", "gap", "fu", "au", "cs", "ct", "cu")}
+    runs: dict[str, list[float]] = {k: [] for k in ("ms", "mt", "gap", "fu", "au", "cs", "ct", "cu")}
     for child in np.random.SeedSequence(seed).spawn(int(n_runs)):
         m = match_predictions(
             a_pred, a_conf, b_pred, b_conf, eps=eps, by=by, seed=np.random.default_rng(child)

@@ -17,7 +17,7 @@ states) are in :mod:`shifteval.matching.findings`; every public name of theirs i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -157,7 +157,7 @@ def quantisation_table(pairs: dict, *, eps: float = 0.005, eps_small: float = 1e
     rows = {}
     for name, (a, b) in pairs.items():
         src, tgt = (b, a) if len(b.labels) > len(a.labels) else (a, b)
-        kw = dict(by=by, n_runs=n_runs, seed=seed)
+        kw: dict[str, Any] = dict(by=by, n_runs=n_runs, seed=seed)
         r = matched_accuracy(a.labels, a.probs, b.labels, b.probs, eps=eps, **kw)
         r0 = matched_accuracy(a.labels, a.probs, b.labels, b.probs, eps=eps_small, **kw)
         _, counts = np.unique(src.confidence, return_counts=True)
@@ -218,10 +218,11 @@ def eps_sweep(first: Predictions, second: Predictions, eps_grid: ArrayLike, *,
     >>> sweep.shape, round(float(sweep_facts(sweep, 0.01)["g"]), 2)
     ((4, 6), 8.33)
     """
-    if len(eps_grid) == 0:
+    grid = np.asarray(eps_grid, dtype=np.float64)
+    if len(grid) == 0:
         raise ValueError("eps_grid is empty")
     rows = []
-    for e in eps_grid:
+    for e in grid:
         for by in methods:
             r = matched_accuracy(
                 first.labels, first.probs, second.labels, second.probs, eps=e, by=by, n_runs=n_runs, seed=seed

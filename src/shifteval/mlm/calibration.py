@@ -9,7 +9,7 @@ states what the chapter checks about that separation.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -207,7 +207,9 @@ def calibrate_severities(
     labels = np.asarray(labels)
     clean = float((predict_torch(model, images).argmax(1) == labels).mean())
     targets = calibration_targets(clean)
-    curves, severity, clamped = {}, {}, {}
+    curves: dict[str, tuple[list[float], list[float]]] = {}
+    severity: dict[str, list[float]] = {}
+    clamped: dict[str, list[bool]] = {}
 
     def accuracy_at(name, t):
         acc = float(
@@ -219,7 +221,8 @@ def calibrate_severities(
     for name in names:
         grid = np.linspace(*corruptions.GRIDS[name], points)
         curves[name] = (grid.tolist(), [])
-        severity[name], clamped[name] = corruptions.calibrate(accuracy_at, name, grid, targets, True)
+        both = corruptions.calibrate(accuracy_at, name, grid, list(targets), True)  # return_clamped: a pair
+        severity[name], clamped[name] = cast(tuple[list[float], list[bool]], both)
     return {"severity": severity, "targets": targets, "clean": clean, "clamped": clamped, "curves": curves}
 
 
@@ -266,7 +269,7 @@ def calibration_record(
     return {
         "images_overlap_evaluation": count_shared_images(calibration_images, test_images),
         "uses_evaluated_model": same_weights(cal_model, model),
-        "n_calibration_images": len(calibration_images),
+        "n_calibration_images": len(np.asarray(calibration_images)),
         "n_calibration_model_training_images": int(n_fit),
         "calibration_clean_accuracy": cal["clean"],
         "targets": np.asarray(cal["targets"]).tolist(),

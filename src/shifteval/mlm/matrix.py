@@ -22,16 +22,16 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ..utils import validation
 
 
-def _check_probs(probs, name: str = "probs", n_classes: int | None = None):
+def _check_probs(probs: ArrayLike, name: str = "probs", n_classes: int | None = None) -> NDArray[np.float64]:
     return validation.probabilities(probs, name, n_classes=n_classes)
 
 
-def _check_labels(labels, n: int, n_classes: int):
+def _check_labels(labels: ArrayLike, n: int, n_classes: int) -> NDArray[np.int64]:
     return validation.labels(labels, "labels", n=n, n_classes=n_classes)
 
 
@@ -122,7 +122,7 @@ def refine_centroids(
     return refined, np.linalg.norm(refined - init, axis=1)
 
 
-def _check_centroids(centroids, n_classes: int):
+def _check_centroids(centroids: ArrayLike, n_classes: int) -> NDArray[np.float64]:
     centroids = np.asarray(centroids, dtype=np.float64)
     if centroids.ndim != 2 or centroids.shape[1] != n_classes:
         raise ValueError(f"centroids must be a (K, {n_classes}) array, got shape {centroids.shape}")

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -51,7 +51,7 @@ def _module_file(name: str) -> Path | None:
 def _imports(path: Path, module: str) -> set[str]:
     """The ``shifteval`` modules a source file imports (absolute and relative imports)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found = set()
+    found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
@@ -92,12 +92,12 @@ def import_closure(modules: Iterable[str]) -> list[str]:
     todo, seen = list(modules), set()
     while todo:
         name = todo.pop()
-        if name in seen or _module_file(name) is None:
+        if name in seen or (path := _module_file(name)) is None:
             continue
         seen.add(name)
         parts = name.split(".")
         todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))  # parent packages run first
-        todo.extend(_imports(_module_file(name), name))
+        todo.extend(_imports(path, name))
     return sorted(seen)
 
 
@@ -106,7 +106,8 @@ def _source_digest(modules: tuple[str, ...]) -> str:
     h = hashlib.sha256()
     for name in import_closure(modules):
         h.update(name.encode())
-        h.update(hashlib.sha256(_module_file(name).read_bytes()).digest())
+        path = cast(Path, _module_file(name))  # import_closure keeps only modules with a source file
+        h.update(hashlib.sha256(path.read_bytes()).digest())
     return h.hexdigest()
 
 
@@ -219,7 +220,7 @@ def package_versions(packages: Iterable[str]) -> dict[str, str | None]:
     >>> v["numpy"] == np.__version__, v["no-such-distribution-xyz"]
     (True, None)
     """
-    versions = {}
+    versions: dict[str, str | None] = {}
     for name in packages:
         try:
             versions[name] = metadata.version(name)

@@ -8,6 +8,8 @@ probability row is.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -322,6 +324,7 @@ def vote_counts(
     counts = np.asarray(counts)
     if counts.ndim != 1 or len(counts) == 0:
         raise ValueError(f"{name} must be a non-empty 1-D array of vote counts")
+    n: int | NDArray[Any]
     n = np.asarray(n_annotators)
     if n.ndim == 0:
         if n != np.round(n) or int(n) < 1:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -69,11 +69,11 @@ def traced(function: _F) -> _F:
             fig = getattr(item, "figure", None) if not isinstance(item, plt.Figure) else item
             if isinstance(fig, plt.Figure):
                 drawn = getattr(fig, "_shifteval_drawn_by", [])
-                fig._shifteval_drawn_by = drawn if where in drawn else [*drawn, where]
+                setattr(fig, "_shifteval_drawn_by", drawn if where in drawn else [*drawn, where])  # noqa: B010
         return out
 
-    wrapper._shifteval_traced = True
-    return wrapper
+    setattr(wrapper, "_shifteval_traced", True)  # noqa: B010 (an attribute the types do not declare)
+    return cast(_F, wrapper)  # functools.wraps keeps the signature
 
 
 def set_style() -> None:

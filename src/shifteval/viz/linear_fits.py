@@ -102,8 +102,8 @@ def fit_panel(
     )  # fmt: skip
     if extra is not None:
         ax.plot(T(extra[0]), T(extra[1]), "o", ms=4.5, mfc="none", mec=POINT_COLOR, label=extra_label)
-    ax.set_xlim(T(lo), T(hi))
-    ax.set_ylim(T(lo), T(hi))
+    ax.set_xlim(float(T(lo)), float(T(hi)))
+    ax.set_ylim(float(T(lo)), float(T(hi)))
     ax.set_aspect("equal")
     _percent_ticks(ax, lo, hi, scale)
     ax.set_xlabel(xlabel + (" — probit scale" if scale == "probit" else ""))
@@ -400,8 +400,8 @@ def gaussian_model_panel(
                 label=f"least squares: {fitted.slope:.3f}, {fitted.intercept:.3f}")  # fmt: skip
     _percent_ticks(
         ax,
-        inverse_transform(grid.min(), "probit"),
-        inverse_transform(grid.max(), "probit"),
+        float(inverse_transform(grid.min(), "probit")),
+        float(inverse_transform(grid.max(), "probit")),
         "probit",
         which="x",
     )

@@ -125,6 +125,7 @@ def fig3_4_ambiguous(
     >>> plt.close("all")
     """
     ids = list(idx) if ids is None else list(ids)
+    images, labels = np.asarray(images), np.asarray(labels)
     k = probs.shape[1]
     fig, axes = plt.subplots(2, 1 + len(idx), figsize=(4 + 5 * len(idx), 5.5))
     for col, i in enumerate(idx):
@@ -299,6 +300,7 @@ def fig6_one_digit(
     levels = sorted(lvl for n, lvl in kept if n == name)
     if not levels:
         raise ValueError(f"figure perturbation {name!r} was not run; run it or choose one of the run ones")
+    clean_probs = np.asarray(clean_probs)
     k = len(clean_probs)
     fig, axes = plt.subplots(2, len(levels) + 1, figsize=(1.5 * (len(levels) + 1), 3.6))
     colors = ["tab:red" if c == label else "tab:grey" for c in range(k)]
@@ -383,7 +385,7 @@ def rank_agreement(rank: pd.DataFrame, m_clean: ArrayLike, rates_mid: ArrayLike,
     (6, 'the 6 class pairs at level 2')
     >>> plt.close("all")
     """
-    off = ~np.eye(len(m_clean), dtype=bool)
+    off = ~np.eye(len(np.asarray(m_clean)), dtype=bool)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
     rank.plot(ax=axes[0], marker="o")
     axes[0].axhline(0, color="grey", lw=0.8)

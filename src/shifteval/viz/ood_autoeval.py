@@ -54,7 +54,12 @@ def energy_histograms(
     edges = np.linspace(min(lo, threshold), max(hi, threshold), bins + 1)
     for label, e in energies.items():
         ax.hist(
-            np.clip(e, edges[0], edges[-1]), bins=edges, density=True, histtype="step", lw=1.6, label=label
+            np.clip(e, edges[0], edges[-1]),
+            bins=edges.tolist(),
+            density=True,
+            histtype="step",
+            lw=1.6,
+            label=label,
         )
     ax.axvline(threshold, color="black", ls="--", lw=1.2, label="threshold")
     ax.set(xlabel="energy E(x)", ylabel="density", title=title)

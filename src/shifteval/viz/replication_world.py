@@ -45,19 +45,19 @@ def frequency_histograms(ax: Axes, observed: ArrayLike, true: ArrayLike, title: 
     """
     ax.hist(
         np.asarray(observed),
-        bins=np.linspace(-0.05, 1.05, 12),
+        bins=np.linspace(-0.05, 1.05, 12).tolist(),
         alpha=0.55,
         color="#2980b9",
-        label=f"observed ŝ (mean {np.mean(observed):.3f})",
+        label=f"observed ŝ (mean {np.asarray(observed).mean():.3f})",
         density=True,
     )
     ax.hist(
         np.asarray(true),
-        bins=np.linspace(0, 1, 21),
+        bins=np.linspace(0, 1, 21).tolist(),
         histtype="step",
         lw=1.8,
         color="#c0392b",
-        label=f"true s (mean {np.mean(true):.3f})",
+        label=f"true s (mean {np.asarray(true).mean():.3f})",
         density=True,
     )
     ax.set_xlabel("selection frequency")
@@ -184,7 +184,7 @@ def fig2_difficulty(world: World) -> Figure:
 
     ex = world.examples
     fig, ax = plt.subplots(figsize=(7, 3.6))
-    bins = np.linspace(0, 1, 26)
+    bins = np.linspace(0, 1, 26).tolist()  # a list: the stubs type hist's bins as Sequence[float]
     ax.hist(
         world.candidates_original["d"], bins=bins, density=True, alpha=0.4, label="original candidate pool"
     )

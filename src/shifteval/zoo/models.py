@@ -303,10 +303,12 @@ def train_and_predict(
         model = _sklearn_model(spec.kind, spec.params, seed)
         with warnings.catch_warnings():  # iteration budgets are deliberate knobs of weak models
             warnings.simplefilter("ignore", ConvergenceWarning)
-            model.fit(np.asarray(x_train).reshape(len(x_train), -1), y_train)
+            x = np.asarray(x_train)
+            model.fit(x.reshape(len(x), -1), y_train)
         out = {}
         for name, arr in images.items():
-            proba = model.predict_proba(np.asarray(arr).reshape(len(arr), -1))
+            arr = np.asarray(arr)
+            proba = model.predict_proba(arr.reshape(len(arr), -1))
             full = np.zeros((len(arr), 10), dtype=np.float64)
             full[:, model.classes_] = proba
             out[name] = (full / full.sum(axis=1, keepdims=True)).astype(np.float32)

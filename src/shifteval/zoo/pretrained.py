@@ -160,7 +160,7 @@ def device() -> str:
 
 def predict(
     model: Any,
-    images: ArrayLike | Sequence[ArrayLike],
+    images: np.ndarray | Sequence[ArrayLike],
     batch_size: int = 64,
     progress: bool = True,
     desc: str = "predicting",
