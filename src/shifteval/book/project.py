@@ -18,7 +18,7 @@ import yaml
 
 CHAPTER_DIR = Path("book/chapters")
 RESERVED_PARAMETERS = ("results_path",)  # injected by the pipeline, not settable by users
-DEFAULT_TIMEOUT = 1800  # seconds per cell unless a parameter set raises it
+DEFAULT_TIMEOUT: int | None = None  # no limit: a cell that is working is not hung (a set may give one)
 
 
 class PipelineError(Exception):
@@ -161,7 +161,8 @@ def get_chapter(name: str, root: str | Path | None = None) -> Chapter:
 class ParamSet:
     """A parameter set: ``notebooks/params/<chapter>/<name>.yaml``.
 
-    The YAML file holds ``description`` (text), optionally ``timeout`` (seconds per cell),
+    The YAML file holds ``description`` (text), optionally ``timeout`` (seconds per cell; none by default,
+    since a working cell on a busy machine is not a hung one),
     ``parameters`` (a mapping of the chapter's parameter names to values), ``data`` (the datasets of
     ``shifteval data list`` the set reads; string parameters refer to their folder as ``{data}/NAME``)
     and, for a ``real`` set that needs files only its user has (their own predictions),
@@ -171,7 +172,7 @@ class ParamSet:
     name: str
     path: Path | None
     description: str = ""
-    timeout: int = DEFAULT_TIMEOUT
+    timeout: int | None = DEFAULT_TIMEOUT
     parameters: dict = field(default_factory=dict)
     data: list = field(default_factory=list)
     public_data: bool = True
@@ -233,8 +234,8 @@ def load_param_set(chapter: Chapter, params: str = "default") -> ParamSet:
     if not isinstance(parameters, dict):
         raise PipelineError(f"{path}: 'parameters' must be a mapping")
     timeout = data.get("timeout", DEFAULT_TIMEOUT)
-    if not isinstance(timeout, int) or timeout <= 0:
-        raise PipelineError(f"{path}: 'timeout' must be a positive number of seconds")
+    if timeout is not None and (not isinstance(timeout, int) or timeout <= 0):
+        raise PipelineError(f"{path}: 'timeout' must be a positive number of seconds (or absent: no limit)")
     return ParamSet(
         path.stem, path, str(data.get("description", "")), timeout, parameters, datasets,
         data.get("public_data", True),
