@@ -9,14 +9,14 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-PARAMS ?= default
+PARAMS ?=
 EDITION ?= full
 DATA ?= data
 
 .PHONY: book test test-fast clean distclean lock
 
 book: $(STAMP)
-	$(BIN)/shifteval build --params $(PARAMS) --edition $(EDITION) --data $(DATA)
+	$(BIN)/shifteval build $(if $(PARAMS),--params $(PARAMS)) --edition $(EDITION) --data $(DATA)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -31,7 +31,16 @@ def _parser() -> argparse.ArgumentParser:
 
     build = sub.add_parser("build", help="run every chapter, then build the HTML book")
     build.add_argument(
-        "--params", default="default", help="parameter set for every chapter (default: default)"
+        "--params",
+        default=None,
+        help="parameter set for every chapter (default: each chapter's last run, or default)",
+    )
+    build.add_argument(
+        "-p", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        help="with --only: run those chapters with this parameter value (parsed as YAML); repeatable",
+    )  # fmt: skip
+    build.add_argument(
+        "--reset", action="store_true", help="drop the chapters' last runs: run --params (default: default)"
     )
     build.add_argument("--force", action="store_true", help="re-execute every chapter")
     build.add_argument("--only", nargs="+", metavar="CHAPTER", help="execute only these chapters")
@@ -166,8 +175,14 @@ def main(argv=None) -> int:
         elif args.command == "build":
             print(
                 pipeline.build(
-                    args.params, force=args.force, only=args.only, edition=args.edition, data_root=args.data
-                )
+                    args.params,
+                    force=args.force,
+                    only=args.only,
+                    edition=args.edition,
+                    data_root=args.data,
+                    overrides=project.parse_overrides(args.overrides),
+                    reset=args.reset,
+                )  # fmt: skip
             )
         elif args.command == "predict":
             from ..zoo import predict

@@ -50,9 +50,11 @@ from .provenance import (
     cache_key,
     cached_key,
     git_commit,
+    last_run,
     package_versions,
     provenance_box,
     scrub_local_paths,
+    student_notice,
 )
 from .results import ENV_RESULTS, ENV_STRICT
 
@@ -184,6 +186,8 @@ def run_chapter(
     provenance = {
         "chapter": name,
         "parameter_set": param_set.name,
+        "params": str(params),
+        "overrides": overrides or {},
         "parameters": parameters,
         "library_version": __version__,
         "cache_key": key,
@@ -195,8 +199,11 @@ def run_chapter(
     }
     executed.metadata["shifteval"] = provenance
     _strip_injected_internals(executed)
+    notice = student_notice(name, param_set.name, overrides or {})
+    if notice:
+        executed.cells.insert(_after_title(executed), nbformat.v4.new_markdown_cell(notice))
     executed.cells.insert(
-        _after_title(executed),
+        _after_title(executed) + (1 if notice else 0),
         nbformat.v4.new_markdown_cell(
             provenance_box(
                 chapter,
@@ -271,15 +278,24 @@ def _publish_lock(out: Path, name: str):
 
 
 def build(
-    params: str = "default",
+    params: str | None = None,
     force: bool = False,
     only: Iterable[str] | None = None,
     root: str | Path | None = None,
     progress: bool = True,
     edition: str = "full",
     data_root: str | Path = "data",
+    overrides: dict[str, Any] | None = None,
+    reset: bool = False,
 ) -> Path:
     """Run every chapter (or ``only`` these) and build the HTML book into ``_build/html``.
+
+    Without ``params``, each chapter keeps its last run: a chapter executed before is run again with the
+    parameter set and overrides it was last executed with (nothing executes when nothing changed), so a
+    student's ``shifteval run CH -p k=v`` is what the book shows; a chapter never executed runs its
+    ``default`` set. ``params`` (or ``reset``, which means ``default``) runs the given set instead, and
+    ``overrides`` (with ``only``) runs and rebuilds a chapter with other values in one step. A page that
+    shows anything but the default run says so at its top, with the command that goes back.
 
     ``edition="student"`` builds the same book without the exercises' solutions (sphinx-exercise's
     ``hide_solutions``) into ``_build/student/html``. ``params="real"`` builds the **real-data
@@ -294,8 +310,9 @@ def build(
 
     Parameters
     ----------
-    params : str
-        Parameter set every chapter runs (``default``, ``smoke``, ``real``).
+    params : str, optional
+        Parameter set every selected chapter runs (``default``, ``smoke``, ``real`` or a YAML path);
+        by default each chapter's last run, or ``default`` for a chapter never executed.
     force : bool
         Execute chapters even when their cache says nothing changed.
     only : iterable of str, optional
@@ -308,6 +325,10 @@ def build(
         ``"full"`` or ``"student"`` (see :data:`EDITIONS`).
     data_root : str or pathlib.Path
         The data folder (relative to the project root unless absolute).
+    overrides : dict, optional
+        Parameter values (``-p key=value``) for the chapters of ``only``; refused without ``only``.
+    reset : bool
+        Run the selected chapters with ``params`` (``default`` when not given), dropping their last runs.
 
     Returns
     -------
@@ -324,6 +345,8 @@ def build(
         A chapter failed (see :func:`run_chapter`); the book is not built.
     """
     root = find_root(root)
+    if overrides and not only:
+        raise PipelineError("-p overrides need --only CHAPTER: parameters differ from chapter to chapter")
     if edition not in EDITIONS:
         raise PipelineError(f"unknown edition {edition!r}; editions: {', '.join(EDITIONS)}")
     names = [c.name for c in chapters(root)]
@@ -331,6 +354,8 @@ def build(
     unknown = [n for n in selected if n not in names]
     if unknown:  # fail before anything runs
         raise PipelineError(f"unknown chapter(s) {', '.join(unknown)}; chapters: {', '.join(names)}")
+    explicit = params is not None or reset
+    params = params or "default"
     real = params == "real"
     if real and edition != "full":
         raise PipelineError("the real-data edition has no student variant; use --edition full")
@@ -342,7 +367,13 @@ def build(
             f"chapters {', '.join(missing)} have never been executed; run them first or drop --only"
         )
     data_root = Path(data_root) if Path(data_root).is_absolute() else root / data_root
-    sets = {n: params for n in selected}
+    sets: dict[str, str] = {n: params for n in selected}
+    chosen = {n: dict(overrides or {}) for n in selected}
+    if not explicit and not real:  # keep each chapter's last run (see the docstring)
+        for name in selected:
+            last = last_run(chapter_dir / f"{name}.ipynb")
+            if last and not overrides:
+                sets[name], chosen[name] = last
     notes = {}
     if real:
         for name in selected:
@@ -360,8 +391,8 @@ def build(
     for name in names:
         if name in selected:
             run_chapter(
-                name, sets[name], force=force, root=root, progress=progress, data_root=data_root,
-                out=chapter_dir if real else None, note=notes.get(name),
+                name, sets[name], chosen[name], force=force, root=root, progress=progress,
+                data_root=data_root, out=chapter_dir if real else None, note=notes.get(name),
             )  # fmt: skip
     if real:
         return _jupyter_book(source, root / "_build" / "real", title_suffix="real-data edition")

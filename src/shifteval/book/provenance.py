@@ -236,6 +236,81 @@ def _after_title(nb) -> int:
     return next((i + 1 for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), 0)
 
 
+def last_run(notebook_path: Path) -> tuple[str, dict[str, Any]] | None:
+    """The parameter set and overrides a chapter's published notebook was executed with, or None.
+
+    ``shifteval build`` re-runs a chapter with these (a cache hit when nothing else changed), so a
+    student's ``shifteval run CH -p k=v`` is what the next build shows.
+
+    Parameters
+    ----------
+    notebook_path : pathlib.Path
+        An executed notebook ``<chapter>.ipynb``.
+
+    Returns
+    -------
+    (str, dict) or None
+        The parameter set (a name or a YAML path, as it was given) and the ``-p`` overrides; ``None``
+        when the notebook is missing or unreadable.
+
+    Examples
+    --------
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     nb = Path(tmp) / "tiny.ipynb"
+    ...     meta = {"shifteval": {"parameter_set": "default", "params": "default", "overrides": {"n": 2}}}
+    ...     _ = nb.write_text(json.dumps({"metadata": meta}))
+    ...     last_run(nb), last_run(Path(tmp) / "missing.ipynb")
+    (('default', {'n': 2}), None)
+    """
+    try:
+        meta = json.loads(notebook_path.read_text(encoding="utf-8"))["metadata"]["shifteval"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    params = meta.get("params") or meta.get("parameter_set") or "default"
+    overrides = meta.get("overrides") or {}
+    return str(params), dict(overrides)
+
+
+def student_notice(chapter: str, param_set: str, overrides: dict[str, Any]) -> str | None:
+    r"""The note at the top of a page that shows a run other than the book's default, or None.
+
+    Parameters
+    ----------
+    chapter : str
+        The chapter's name.
+    param_set : str
+        The parameter set's name.
+    overrides : dict
+        The ``-p`` overrides of the run.
+
+    Returns
+    -------
+    str or None
+        A MyST admonition saying which parameters the page shows and the command that goes back to the
+        defaults; ``None`` for a default run without overrides (and for the real-data edition, whose
+        pages say what data they use).
+
+    Examples
+    --------
+    >>> student_notice("mlm", "default", {}) is None
+    True
+    >>> print(student_notice("mlm", "default", {"epochs": 2}).splitlines()[2])
+    This page shows a run with the parameter set `default` and `-p epochs=2`, not the book's defaults.
+    """
+    if param_set == "real" or (param_set == "default" and not overrides):
+        return None
+    changes = ", ".join(f"`-p {k}={json.dumps(v)}`" for k, v in overrides.items())
+    shown = f"the parameter set `{param_set}`" + (f" and {changes}" if changes else "")
+    return "\n".join([
+        ":::{important} Not the default parameters",
+        ":class: shifteval-not-default",
+        f"This page shows a run with {shown}, not the book's defaults.",
+        "`shifteval build` keeps each chapter's last run; to go back to the defaults run",
+        f"`shifteval build --only {chapter} --reset`.",
+        ":::",
+    ])  # fmt: skip
+
+
 def provenance_box(
     chapter: Chapter,
     param_set: str,

@@ -1,0 +1,52 @@
+"""A student's re-run is what the book shows: `shifteval run CH -p k=v`, then `shifteval build`."""
+
+import json
+import shutil
+
+import pytest
+from conftest import shifteval
+
+CHAPTER = "matched-evaluation"
+
+
+def _page(project):
+    return (project / "_build" / "html" / "book" / "chapters" / f"{CHAPTER}.html").read_text(encoding="utf-8")
+
+
+def _eps(project):
+    results = json.loads((project / "book" / "chapters" / f"{CHAPTER}.results.json").read_text())
+    return results["provenance"]["parameters"]["eps"], results["provenance"]["overrides"]
+
+
+@pytest.mark.slow
+def test_a_students_run_survives_the_next_build_and_the_page_says_how_to_go_back(built_book, tmp_path):
+    built, out = built_book
+    assert out.returncode == 0, out.stderr[-3000:]
+    project = tmp_path / "project"
+    shutil.copytree(built, project, ignore=shutil.ignore_patterns("_build"), symlinks=True)
+
+    # 1. the student runs one chapter with another value, then builds the book as the README says
+    ran = shifteval("run", CHAPTER, "--params", "smoke", "-p", "eps=0.02", cwd=project)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    built_again = shifteval("build", cwd=project)
+    assert built_again.returncode == 0, built_again.stderr[-3000:]
+    assert "executing" not in built_again.stderr  # every chapter keeps its last run: nothing re-executes
+    assert _eps(project) == (0.02, {"eps": 0.02})
+    page = _page(project)
+    assert "Not the default parameters" in page and "-p eps=0.02" in page
+    assert f"shifteval build --only {CHAPTER} --reset" in page
+
+    # 2. run and rebuild in one step
+    one_step = shifteval("build", "--only", CHAPTER, "-p", "eps=0.03", cwd=project)
+    assert one_step.returncode == 0, one_step.stderr[-3000:]
+    assert _eps(project) == (0.03, {"eps": 0.03}) and "-p eps=0.03" in _page(project)
+
+    # 3. asking for a parameter set drops the student's values
+    back = shifteval("build", "--only", CHAPTER, "--params", "smoke", cwd=project)
+    assert back.returncode == 0, back.stderr[-3000:]
+    assert _eps(project) == (0.005, {}) and "-p eps=" not in _page(project)
+
+
+def test_overrides_without_only_are_refused(project):
+    out = shifteval("build", "-p", "eps=0.02", cwd=project)
+    assert out.returncode == 1 and "need --only CHAPTER" in out.stderr
