@@ -12,8 +12,6 @@ PENDING = {
     "src/shifteval/selection/parametric.py",
     "src/shifteval/selection/study.py",
     "src/shifteval/viz/selection_bias.py",
-    "src/shifteval/datasets/world.py",
-    "src/shifteval/datasets/world_sampling.py",
 }
 
 

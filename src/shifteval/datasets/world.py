@@ -30,6 +30,7 @@ Steps 1-3 live in :mod:`~shifteval.datasets.world_render`, the sampling strategi
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -344,7 +345,7 @@ def build_world(config: WorldConfig | dict | None = None, progress: bool = False
         while kept_total < n_wanted:  # draw candidate batches until enough pass the filter
             m = 2 * (n_wanted - kept_total) + 50
             ids = rng_orig.choice(base_ids, size=m)
-            d = rng_orig.beta(*cfg.original_difficulty, size=m)
+            d = rng_orig.beta(cfg.original_difficulty[0], cfg.original_difficulty[1], size=m)
             votes = annotate(s_fn(d), cfg.annotators, rng_orig)
             keep = votes.mean(axis=1) >= cfg.majority - 1e-12
             frames.append(pd.DataFrame({"base_id": ids, "d": d, "kept": keep, "votes": list(votes)}))
@@ -363,7 +364,7 @@ def build_world(config: WorldConfig | dict | None = None, progress: bool = False
     pool_bases = np.flatnonzero(groups == 2)
     pool = pd.DataFrame({
         "base_id": rng_rep.choice(pool_bases, size=cfg.n_pool),
-        "d": rng_rep.beta(*cfg.replication_difficulty, size=cfg.n_pool),
+        "d": rng_rep.beta(cfg.replication_difficulty[0], cfg.replication_difficulty[1], size=cfg.n_pool),
     })  # fmt: skip
     pool["split"] = "pool"
 
@@ -378,8 +379,15 @@ def build_world(config: WorldConfig | dict | None = None, progress: bool = False
     examples["s_hat_original"] = np.where(examples["split"] != "pool", votes_original.mean(axis=1), np.nan)
 
     images = render(bases[examples["base_id"].to_numpy()], examples["d"].to_numpy(), rng_render)
+    no_round_yet = cast(Replication, None)  # the first replication round needs the world; set below
     world = World(
-        cfg, images, examples, votes_original, np.zeros((n, cfg.annotators), np.uint8), None, candidates
+        cfg,
+        images,
+        examples,
+        votes_original,
+        np.zeros((n, cfg.annotators), np.uint8),
+        no_round_yet,
+        candidates,
     )
     replication, votes, v1, pool_idx = _replication_round(world, cfg.annotators, cfg.seed)
     world.replication = replication

@@ -173,7 +173,7 @@ def sample_threshold(
     >>> len(idx), bool(np.all(pool_freq[idx] >= 0.7))
     (20, True)
     """
-    chosen = []
+    chosen: list[np.ndarray] = []
     for c in range(N_CLASSES):
         eligible = np.flatnonzero((pool_labels == c) & (np.asarray(pool_freq) >= threshold - 1e-12))
         if len(eligible) < per_class:
@@ -221,7 +221,7 @@ def sample_top_images(
     >>> len(idx), sorted(set(pool_freq[idx].tolist()))
     (20, [0.9, 1.0])
     """
-    chosen = []
+    chosen: list[np.ndarray] = []
     pool_freq = np.asarray(pool_freq)
     for c in range(N_CLASSES):
         members = rng.permutation(np.flatnonzero(pool_labels == c))
