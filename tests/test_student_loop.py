@@ -35,6 +35,7 @@ def test_a_students_run_survives_the_next_build_and_the_page_says_how_to_go_back
     page = _page(project)
     assert "Not the default parameters" in page and "-p eps=0.02" in page
     assert f"shifteval build --only {CHAPTER} --reset" in page
+    assert "Run it yourself" in page and "shifteval list matched-evaluation" in page
 
     # 2. run and rebuild in one step
     one_step = shifteval("build", "--only", CHAPTER, "-p", "eps=0.03", cwd=project)

@@ -14,7 +14,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    sub.add_parser("list", help="chapters in book order, with their parameter sets")
+    listing = sub.add_parser(
+        "list", help="chapters in book order with their parameter sets; or one chapter's parameters"
+    )
+    listing.add_argument(
+        "chapter", nargs="?", help="show this chapter's parameters: name, default, type and meaning"
+    )
 
     run = sub.add_parser("run", help="execute one chapter with papermill")
     run.add_argument("chapter", help="chapter name (see `shifteval list`)")
@@ -141,6 +146,17 @@ def _data(args) -> int:
     return status
 
 
+def _list_parameters(chapter: project.Chapter) -> None:
+    import json
+
+    docs = project.parameter_docs(chapter.source.read_text(encoding="utf-8"))
+    print(f"{chapter.name}: parameter sets {', '.join(chapter.param_sets())}; change one with -p NAME=VALUE")
+    width = max(len(d["name"]) for d in docs)
+    for d in docs:
+        default = json.dumps(d["default"]) if d["default"] is not None else "null"
+        print(f"  {d['name']:{width}s}  {default}  ({d['type']})  {d['description']}")
+
+
 def _pairs(values, what):
     out = {}
     for item in values:
@@ -164,8 +180,11 @@ def main(argv=None) -> int:
                 print(f"shifteval: error: {exc}", file=sys.stderr)
                 return 1
         if args.command == "list":
-            for chapter in project.chapters():
-                print(f"{chapter.name:24s} {', '.join(chapter.param_sets())}")
+            if args.chapter:
+                _list_parameters(project.get_chapter(args.chapter))
+            else:
+                for chapter in project.chapters():
+                    print(f"{chapter.name:24s} {', '.join(chapter.param_sets())}")
         elif args.command == "run":
             overrides = project.parse_overrides(args.overrides)
             result = pipeline.run_chapter(

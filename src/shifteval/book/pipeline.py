@@ -53,6 +53,7 @@ from .provenance import (
     last_run,
     package_versions,
     provenance_box,
+    run_it_yourself,
     scrub_local_paths,
     student_notice,
 )
@@ -199,22 +200,17 @@ def run_chapter(
     }
     executed.metadata["shifteval"] = provenance
     _strip_injected_internals(executed)
+    # Science first: the page opens with its title (and, for a run other than the default, a note that
+    # says so); it ends with the commands to re-run it and, collapsed, its provenance.
     notice = student_notice(name, param_set.name, overrides or {})
     if notice:
         executed.cells.insert(_after_title(executed), nbformat.v4.new_markdown_cell(notice))
-    executed.cells.insert(
-        _after_title(executed) + (1 if notice else 0),
-        nbformat.v4.new_markdown_cell(
-            provenance_box(
-                chapter,
-                param_set.name,
-                overrides or {},
-                provenance,
-                results.get("figures"),
-                " ".join(param_set.description.split()),
-            )  # fmt: skip
-        ),
-    )
+    box = provenance_box(
+        chapter, param_set.name, overrides or {}, provenance, results.get("figures"),
+        " ".join(param_set.description.split()),
+    )  # fmt: skip
+    executed.cells.append(nbformat.v4.new_markdown_cell(run_it_yourself(chapter, parameters)))
+    executed.cells.append(nbformat.v4.new_markdown_cell(box))
     results["provenance"] = {k: v for k, v in provenance.items() if k != "packages"}
     # Results first, notebook last: the notebook's key is what marks the pair complete. The lock
     # keeps two runs publishing into one folder from interleaving their pairs.

@@ -274,6 +274,81 @@ def parse_overrides(pairs: Iterable[str] | None) -> dict[str, Any]:
     return out
 
 
+def parameter_docs(source_text: str) -> list[dict[str, Any]]:
+    r"""Every parameter of a chapter as its ``parameters`` cell declares it: name, default, type, meaning.
+
+    The cell is the one place a parameter is declared: ``name = default  # what it means``. A comment on
+    the line(s) just above an assignment also counts, for a meaning too long for one line.
+
+    Parameters
+    ----------
+    source_text : str
+        The chapter's jupytext (``py:percent``) source.
+
+    Returns
+    -------
+    list of dict
+        ``{"name", "default", "type", "description"}`` in the cell's order; ``default`` is the literal
+        value (``None`` when the expression is not a literal), ``type`` its Python type name and
+        ``description`` the comment ("" when there is none).
+
+    Raises
+    ------
+    PipelineError
+        If no code cell is tagged ``parameters``.
+
+    Examples
+    --------
+    >>> src = '# %% tags=["parameters"]\n# a long meaning\nn = 3\neps = 0.1  # tolerance\n'
+    >>> [(d["name"], d["default"], d["type"], d["description"]) for d in parameter_docs(src)]
+    [('n', 3, 'int', 'a long meaning'), ('eps', 0.1, 'float', 'tolerance')]
+    """
+    import io
+    import tokenize
+
+    import jupytext
+
+    nb = jupytext.reads(source_text, fmt="py:percent")
+    cell = next(
+        (c for c in nb.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])), None
+    )
+    if cell is None:
+        raise PipelineError("the chapter has no cell tagged 'parameters'")
+    comments: dict[int, str] = {}
+    for tok in tokenize.generate_tokens(io.StringIO(cell.source).readline):
+        if tok.type == tokenize.COMMENT:
+            comments[tok.start[0]] = tok.string.lstrip("#").strip()
+    lines = cell.source.splitlines()
+    docs = []
+    for node in ast.parse(cell.source).body:
+        if not (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)):
+            continue
+        try:
+            default = ast.literal_eval(node.value)
+        except ValueError:
+            default = None
+        text = comments.get(node.end_lineno or node.lineno) or comments.get(node.lineno, "")
+        if not text:  # the comment lines right above the assignment
+            above, row = [], node.lineno - 1
+            while row >= 1 and lines[row - 1].lstrip().startswith("#"):
+                above.insert(0, comments.get(row, ""))
+                row -= 1
+            text = " ".join(a for a in above if a)
+        docs.append(
+            {
+                "name": node.targets[0].id,
+                "default": default,
+                "type": _type_name(default),
+                "description": text,
+            }
+        )
+    return docs
+
+
+def _type_name(value: Any) -> str:
+    return "optional" if value is None else type(value).__name__
+
+
 def notebook_parameters(source_text: str) -> dict[str, Any]:
     r"""Names and default values assigned in the chapter's ``parameters`` cell.
 

@@ -311,6 +311,65 @@ def student_notice(chapter: str, param_set: str, overrides: dict[str, Any]) -> s
     ])  # fmt: skip
 
 
+def run_it_yourself(chapter: Chapter, parameters: dict[str, Any]) -> str:
+    r"""The box that ends every chapter page: the commands that re-run it, and its parameters explained.
+
+    Parameters
+    ----------
+    chapter : Chapter
+        The executed chapter (its ``parameters`` cell gives the names, defaults and meanings).
+    parameters : dict
+        The values this run used.
+
+    Returns
+    -------
+    str
+        A MyST admonition: ``shifteval run`` and ``shifteval build --only`` as the README installs them,
+        then one table row per parameter (this run's value, the default, the meaning).
+
+    Examples
+    --------
+    >>> from shifteval.book.project import Chapter
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     chapter = Chapter("tiny", Path(tmp))
+    ...     (chapter.root / "notebooks").mkdir()
+    ...     _ = chapter.source.write_text('# %% tags=["parameters"]\nn = 1  # how many\n')
+    ...     box = run_it_yourself(chapter, {"n": 2})
+    >>> box.splitlines()[0], box.splitlines()[-2]
+    (':::{admonition} Run it yourself', '| `n` | `2` | `1` | how many |')
+    """
+    from .project import parameter_docs
+
+    docs = parameter_docs(chapter.source.read_text(encoding="utf-8"))
+    numbers = [d for d in docs if type(d["default"]) in (int, float) and d["name"] != "seed"]
+    change = f" -p {numbers[0]['name']}={json.dumps(numbers[0]['default'])}" if numbers else ""
+
+    def cell(value: Any) -> str:
+        return "`" + json.dumps(value).replace("|", "\\|") + "`"
+
+    rows = [
+        f"| `{d['name']}` | {cell(parameters.get(d['name'], d['default']))} | {cell(d['default'])} | "
+        f"{d['description']} |"
+        for d in docs
+    ]
+    return "\n".join([
+        ":::{admonition} Run it yourself",
+        ":class: tip",
+        "From the project folder (`make book` installs the environment into `.venv` the first time):",
+        "",
+        "```bash",
+        f".venv/bin/shifteval run {chapter.name}{change}    # this chapter with one value changed",
+        f".venv/bin/shifteval build --only {chapter.name}{change}    # the same, and the book rebuilt",
+        f".venv/bin/shifteval list {chapter.name}    # its parameters",
+        "```",
+        "",
+        "| parameter | this run | default | meaning |",
+        "|---|---|---|---|",
+        *rows,
+        ":::",
+    ])  # fmt: skip
+
+
 def provenance_box(
     chapter: Chapter,
     param_set: str,
@@ -319,7 +378,7 @@ def provenance_box(
     figures: dict[str, dict[str, Any]] | None = None,
     description: str = "",
 ) -> str:
-    r"""The provenance admonition shown at the top of every executed chapter (MyST markdown).
+    r"""The provenance admonition that closes every executed chapter, collapsed (MyST markdown).
 
     ``figures`` (from ``results.json``) maps each glued figure to the library functions that drew it
     and the cell that glued it; they are listed with links into the library reference.
@@ -367,7 +426,7 @@ def provenance_box(
     note = f"- **Note:** {provenance['note']}" if provenance.get("note") else None
     return "\n".join(line for line in [
         ":::{admonition} Provenance of this page",
-        ":class: note",
+        ":class: note dropdown",
         f"- **Parameter set:** `{param_set}`" + (f", with {len(overrides)} override(s)" if overrides else ""),
         f"- **Library:** shifteval {provenance['library_version']} (library hash `{library_hash()[:12]}`, "
         f"commit `{commit[:12]}`)",
@@ -391,6 +450,5 @@ def _figure_lines(figures: dict) -> list[str]:
         drawn = (
             ", ".join(f"{{py:func}}`{f}`" for f in trace.get("functions") or []) or "the chapter's own code"
         )
-        cell = f" (cell {trace['cell']})" if trace.get("cell") is not None else ""
-        lines.append(f"  - `{name}`: {drawn}{cell}")
+        lines.append(f"  - {name.replace('-', ' ')}: {drawn}")
     return lines
