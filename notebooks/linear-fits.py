@@ -34,14 +34,14 @@
 # Terms used here are explained in the glossary: {term}`linear fit`, {term}`accuracy drop`, {term}`MatchedFrequency`.
 
 # %% tags=["parameters"]
-n_boot = 100_000
-ci = 0.95
-seed = 0
-gaussian_models = 40
-gaussian_images = 20_000
-world = {}
-zoo_size = "default"
-per_image_boot = 1000
+n_boot = 100_000  # bootstrap replicates of every linear fit (Recht et al. used 100,000)
+ci = 0.95  # confidence level of the fits' intervals
+seed = 0  # seed of every random draw (bootstraps, simulations)
+gaussian_models = 40  # models in the simulated testbed of §5.3
+gaussian_images = 20_000  # images per test set in that simulation
+world = {}  # replication-world settings (WorldConfig overrides) for the zoo section
+zoo_size = "default"  # the zoo fitted to the world: "default" (31 models) or "smoke"
+per_image_boot = 1000  # replicates of the bootstrap over models and images (released predictions)
 
 # %%
 import numpy as np

@@ -39,16 +39,16 @@
 # Terms used here are explained in the glossary: {term}`matched accuracy`, {term}`fraction unmatched`, {term}`accuracy drop`.
 
 # %% tags=["parameters"]
-world = {}
-zoo_size = "default"
-predictions_dir = None
-source = "v1"
-targets = ["matchedfrequency", "threshold0.7", "topimages"]
-eps = 0.005
-n_runs = 10
-seed = 0
-eps_grid = [0.0001, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2]
-eps_small = 1e-6
+world = {}  # replication-world settings (WorldConfig overrides)
+zoo_size = "default"  # the zoo whose predictions are compared: "default" (31 models) or "smoke"
+predictions_dir = None  # a folder of predictions in the project's format instead of the zoo (None: the zoo)
+source = "v1"  # the original test set (the dataset name in the predictions)
+targets = ["matchedfrequency", "threshold0.7", "topimages"]  # the new test sets compared with the source
+eps = 0.005  # matching tolerance ε on the confidence (the paper's 0.005)
+n_runs = 10  # random matchings averaged (the paper's 10)
+seed = 0  # seed of the matchings
+eps_grid = [0.0001, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2]  # tolerances of the ε sweep
+eps_small = 1e-6  # the near-zero tolerance of the quantisation check
 
 # %% tags=["remove-stderr"]
 from IPython.display import Markdown, display

@@ -46,20 +46,20 @@
 # Terms used here are explained in the glossary: {term}`MLM`, {term}`centroid shift`, {term}`perturbation level`.
 
 # %% tags=["parameters"]
-world = {}
-dataset = None
-data_dir = None
-n_train = None
-n_test = None
-epochs = 10
-lr = 0.01
-lr_decay = 0.7
-batch_size = 64
-seed = 0
-perturbations = None  # a list of names; None: all twelve
-figure_perturbation = "pixelation"
-n_calibration = 1000
-calibration_points = 24
+world = {}  # replication-world settings (WorldConfig overrides) when dataset is None
+dataset = None  # None: the replication world; "mnist": MNIST's idx files in data_dir
+data_dir = None  # the folder holding MNIST's four idx files (dataset mnist)
+n_train = None  # training images used (None: all)
+n_test = None  # test images used (None: all)
+epochs = 10  # training epochs of the paper's CNN (§3.1: 10)
+lr = 0.01  # SGD learning rate (§3.1)
+lr_decay = 0.7  # learning-rate decay per epoch
+batch_size = 64  # training batch size
+seed = 0  # seed of training, calibration and perturbations
+perturbations = None  # a list of perturbation names; None: all twelve
+figure_perturbation = "pixelation"  # the perturbation whose examples the figure shows
+n_calibration = 1000  # images the severities are calibrated on (kept apart from the evaluated ones)
+calibration_points = 24  # grid points per perturbation in the calibration
 
 # %% tags=["remove-stderr"]
 import numpy as np

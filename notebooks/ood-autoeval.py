@@ -55,31 +55,37 @@
 # {term}`DoC`, {term}`ATC`, {term}`average confidence`.
 
 # %% tags=["parameters"]
-world = {}
-dataset = None
-data_dir = None
-ood_dirs = {}
-arch = "cnn"
-epochs = 10
-second_arch = "resnet10t"
-second_epochs = 6
-holdout_fraction = 0.3
-meta_sets = 200
-meta_val_sets = 40
-meta_set_size = 400
-id_sources = ["v1", "matchedfrequency", "topimages", "v1+fog@3", "v1+gaussian_noise@3"]
-ood_sources = ["natural_patches", "letters", "textures"]
-ood_pool = 1000
-set_size = 1000
-ood_share = 0.1
-repeats = 3
-threshold_percentile = 99.5
-outlier_exposure = 5000
-detector_epochs = 10
-detector_lr = 0.01
-percentile_grid = [90, 95, 97.5, 99, 99.5, 99.9, 100]
-ood_share_grid = [0.0, 0.025, 0.05, 0.1, 0.2, 0.3, 0.4]
-seed = 0
+world = {}  # replication-world settings (WorldConfig overrides) when dataset is None
+dataset = None  # None: the replication world; "mnist": MNIST's idx files in data_dir
+data_dir = None  # the folder holding MNIST's four idx files (dataset mnist)
+ood_dirs = {}  # real OOD sources: name -> folder of idx files (e.g. Fashion-MNIST)
+arch = "cnn"  # the first backbone (its detector serves both)
+epochs = 10  # training epochs of the first backbone
+second_arch = "resnet10t"  # the second backbone (a timm architecture, trained from scratch)
+second_epochs = 6  # training epochs of the second backbone
+holdout_fraction = 0.3  # share of the training split held out for meta-sets and validation
+meta_sets = 200  # training meta-sets of AutoEval's regressor (§3.3)
+meta_val_sets = 40  # validation meta-sets
+meta_set_size = 400  # images per meta-set
+id_sources = [
+    "v1",
+    "matchedfrequency",
+    "topimages",
+    "v1+fog@3",
+    "v1+gaussian_noise@3",
+]  # in-distribution test sources (name or name+perturbation@severity)
+ood_sources = ["natural_patches", "letters", "textures"]  # out-of-distribution test sources
+ood_pool = 1000  # images drawn per OOD source
+set_size = 1000  # images per mixed test set
+ood_share = 0.1  # share of OOD images in a mixed test set (Table 1: 10%)
+repeats = 3  # mixed test sets drawn per (ID, OOD) pair
+threshold_percentile = 99.5  # percentile of the training energies above which an image counts as OOD
+outlier_exposure = 5000  # auxiliary outliers of the detector's fine-tuning (0: no detector)
+detector_epochs = 10  # fine-tuning epochs of the detector
+detector_lr = 0.01  # learning rate of the detector's fine-tuning
+percentile_grid = [90, 95, 97.5, 99, 99.5, 99.9, 100]  # thresholds of the threshold sweep
+ood_share_grid = [0.0, 0.025, 0.05, 0.1, 0.2, 0.3, 0.4]  # OOD shares of the share sweep
+seed = 0  # seed of every random stream
 
 # %% tags=["remove-stderr"]
 import numpy as np

@@ -44,10 +44,10 @@
 # Terms used here are explained in the glossary: {term}`selection frequency`, {term}`statistic matching`, {term}`MatchedFrequency`, {term}`Threshold0.7`, {term}`TopImages`, {term}`accuracy drop`.
 
 # %% tags=["parameters"]
-world = {}
-zoo_size = "default"
-ablation_annotators = None
-more_annotators = 40
+world = {}  # replication-world settings (WorldConfig overrides)
+zoo_size = "default"  # the zoo trained on the world: "default" (31 models) or "smoke"
+ablation_annotators = None  # annotators of the ablation's replication round (None: noise-free frequencies)
+more_annotators = 40  # the larger annotation round of the first exercise
 
 # %%
 import pandas as pd
