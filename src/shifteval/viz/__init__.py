@@ -17,12 +17,13 @@ from . import (
     replication_world,
     selection_bias,
     selection_bias_appendix,
+    your_replication,
 )
 from .common import figure, image_grid, set_style, table, traced
 
 # Trace every figure function of the chapter modules (see common.traced).
 _CHAPTER_MODULES = (linear_fits, linear_fits_extra, matched_evaluation, mlm, ood_autoeval, replication_world,
-                    selection_bias, selection_bias_appendix)  # fmt: skip
+                    selection_bias, selection_bias_appendix, your_replication)  # fmt: skip
 for _module in _CHAPTER_MODULES:
     for _name, _function in _inspect.getmembers(_module, _inspect.isfunction):
         if _function.__module__ == _module.__name__ and not _name.startswith("_"):
@@ -31,5 +32,5 @@ for _module in _CHAPTER_MODULES:
 
 __all__ = [
     "figure", "image_grid", "linear_fits", "linear_fits_extra", "matched_evaluation", "mlm", "ood_autoeval", "replication_world",
-    "selection_bias", "selection_bias_appendix", "set_style", "table", "traced",
+    "selection_bias", "selection_bias_appendix", "set_style", "table", "traced", "your_replication",
 ]  # fmt: skip
