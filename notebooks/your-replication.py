@@ -59,7 +59,7 @@ world = {}
 zoo_size = "default"
 new = "matchedfrequency"
 unlabeled = "threshold0.7"
-reannotators = 10
+reannotators = 40
 n_boot = 10_000
 n_boot_images = 1000
 eps = 0.005
@@ -180,8 +180,8 @@ if ok["linear_fits"] is None:
         R.claim(
             "closer-reference",
             "Your models lie closer to Recht et al.'s {closer} line than to their {farther} line: on average "
-            "{res_closer:+.1f} points from the first (a share of {band_closer:.0%} of them inside its band) and "
-            "{res_farther:+.1f} from the second.",
+            "{res_closer:+.2f} points from the first (a share of {band_closer:.0%} of them inside its band) and "
+            "{res_farther:+.2f} from the second (new accuracy minus the line).",
             abs(F["res_closer"]) < abs(F["res_farther"]),
             **F,
         )
@@ -380,7 +380,7 @@ parts = [
     R.claim("verdict-drop", "Your drop is {gap:.1f} points on average over {n} models.", D["gap"] > 0, **D)
 ]
 if ok["linear_fits"] is None:
-    v = "The models sit {side_closer} Recht et al.'s {closer} line, by {res_closer:+.1f} points"
+    v = "Against Recht et al.'s lines it is closest to the {closer} one ({res_closer:+.2f} points from it on average)"
     parts.append(R.claim("verdict-line", v + ".", abs(F["res_closer"]) <= abs(F["res_farther"]), **F))
 if ok["matching"] is None:
     v = "After matching (Algorithm 1) {mgap1:.1f} points remain"

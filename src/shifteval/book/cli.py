@@ -107,7 +107,9 @@ def _add_export_parser(sub) -> None:
     exp.add_argument(
         "--unlabeled", default="threshold0.7", help="replicated set given without labels, or 'none'"
     )
-    exp.add_argument("--reannotators", type=int, default=10, help="fresh votes per image (0: no votes)")
+    exp.add_argument(
+        "--reannotators", type=int, default=40, help="fresh votes per image (0: no votes; default: 40)"
+    )
     exp.add_argument("--seed", type=int, default=0, help="seed of the fresh votes")
 
 

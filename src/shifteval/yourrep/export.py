@@ -103,7 +103,7 @@ def export_world(
     zoo_size: str = "default",
     new: str = "matchedfrequency",
     unlabeled: str | None = "threshold0.7",
-    reannotators: int = 10,
+    reannotators: int = 40,
     seed: int = 0,
 ) -> Path:
     """The replication world's zoo as a replication folder: v1 against a replicated set.

@@ -291,7 +291,7 @@ def load_folder(path: str | Path) -> ReplicationData:
         for s in SETS:
             f = pred_dir / m / f"{s}.npz"
             if not f.is_file():
-                problems.append(f"{f}: missing; expected model {m!r}'s predictions on the {s} set")
+                problems.append(f"{f}: missing; expected the predictions of model {m!r} on the {s} set")
             elif labels[s] is not None:
                 got[s] = _read_prediction(f, labels[s], k, problems)
         if len(got) == 2 and all(v is not None for v in got.values()):
