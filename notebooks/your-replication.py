@@ -111,15 +111,17 @@ viz.table("your-replication-analyses", report.availability(data, ok))
 # ## The drop
 
 # %% tags=["remove-input"]
-R.say(
-    R.claim(
-        "most-models-drop",
-        "{n_drop} of {n} models are less accurate on the new set than on the original; the drop is "
-        "{gap:.1f} points on average, from {gap_min:.1f} to {gap_max:.1f}.",
-        D["n_drop"] > D["n"] / 2,
-        **D,
-    ),
-    "The table below lists every model with 95% Clopper-Pearson intervals {cite:p}`clopper1934`.",
+display(
+    R.say(
+        R.claim(
+            "most-models-drop",
+            "{n_drop} of {n} models are less accurate on the new set than on the original; the drop is "
+            "{gap:.1f} points on average, from {gap_min:.1f} to {gap_max:.1f}.",
+            D["n_drop"] > D["n"] / 2,
+            **D,
+        ),
+        "The table below lists every model with 95% Clopper-Pearson intervals {cite:p}`clopper1934`.",
+    )
 )
 viz.table("your-replication-accuracies", table.round(4))
 

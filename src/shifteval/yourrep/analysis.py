@@ -285,9 +285,10 @@ def selection_adjusted(
             "naive": naive,
             "jackknife": jack,
             "jackknife_se": se,
-            "parametric": boot["estimate"],
-            "parametric_low": boot["low"],
-            "parametric_high": boot["high"],
+            # g lies in [0, 1], so do the integrals; clipping removes float rounding only
+            "parametric": np.clip(boot["estimate"], 0, 1),
+            "parametric_low": np.clip(boot["low"], 0, 1),
+            "parametric_high": np.clip(boot["high"], 0, 1),
         },
         index=list(data.models),
     )
