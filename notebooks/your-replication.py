@@ -78,6 +78,9 @@ from shifteval.yourrep import analysis, export, folder, report
 
 R = results.Results()
 viz.set_style()
+
+# %% tags=["remove-stderr"]
+# without a folder: the worked example, the world's zoo written by `shifteval export-predictions`
 if data_dir is None:
     out = tempfile.mkdtemp(prefix="your-replication-")
     data_dir = export.export_world(out, world, zoo_size, new, unlabeled, reannotators, seed)
