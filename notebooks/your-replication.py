@@ -340,8 +340,8 @@ if ok["mlm"] is None:
 # applied to the unlabeled set when the folder has one.
 
 # %%
+lf_new, lf_unl = analysis.label_free_table(data)
 if ok["matching"] is None:
-    lf_new, lf_unl = analysis.label_free_table(data)
     LF = report.label_free_facts(lf_new, analysis.rmse_by_method(lf_new))
     viz.figure("your-replication-label-free", viz.your_replication.label_free(lf_new, lf_unl))
 else:
@@ -402,7 +402,9 @@ if ok["linear_fits"] is None:
     R.record({"fits": {s: fits[s]["fit"].summary() for s in fits}, "fit_facts": F})
     R.record({"references": comparison.to_dict(orient="index")})
 if ok["matching"] is None:
-    R.record({"matching": M, "label_free": {**LF, "unlabeled": lf_unl.to_dict(orient="index")}})
+    R.record({"matching": M, "label_free": LF})
+if ok["label_free"] is None:
+    R.record({"unlabeled_estimates": lf_unl.to_dict(orient="index")})
 if ok["selection"] is None:
     R.record({"selection": {**S, **sel_notes, "per_model": sel.to_dict(orient="index")}})
 if ok["mlm"] is None:
