@@ -280,12 +280,12 @@ else:
 if ok["selection"] is None:
     display(
         R.claim(
-            "adjustment-closes-part-of-the-gap",
-            "The parametric adjustment brings the new accuracy closer to the original for {n_closer} of {n} "
-            "models: the mean gap of {gap:.1f} points becomes {gap_param:.1f} (naive: {gap_naive:.1f}); its "
-            "intervals are ±{halfwidth:.1f} points wide (median half-width) and exclude the original accuracy "
-            "for {n_excludes} models.",
-            S["n_closer"] > S["n"] / 2,
+            "selection-adjustment-effect",
+            "The parametric adjustment {effect} the mean gap: {gap:.1f} points become {gap_param:.1f} (naive "
+            "estimator: {gap_naive:.1f}); it brings the new accuracy closer to the original for {n_closer} of {n} "
+            "models, and its intervals, ±{halfwidth:.1f} points (median half-width), exclude the original "
+            "accuracy for {n_excludes}.",
+            report.effect(S["gap"], S["gap_param"]) == S["effect"],
             **S,
         )
     )
@@ -302,7 +302,7 @@ if ok["selection"] is None:
 # %%
 if ok["mlm"] is None:
     ML = analysis.mlm_of_best(data)
-    MF = {"model": ML["model"], "stability": ML["stability"], **{f"rho_{s}": r for s, r in ML["rho"].items()}}
+    MF = report.mlm_facts(ML)
     viz.figure("your-replication-mlm", viz.your_replication.mlm_sets(ML))
 else:
     viz.figure("your-replication-mlm", viz.your_replication.skipped(report.TITLES["mlm"], ok["mlm"]))
@@ -321,9 +321,9 @@ if ok["mlm"] is None:
         R.claim(
             "mlm-ranks-confusions",
             "For {model}, the MLM on the new set ranks the pairs of classes like the confusions it actually makes "
-            "there (Spearman {rho_new:.2f}; on the original set {rho_original:.2f}), and the two sets' matrices "
-            "agree (Spearman {stability:.2f}).",
-            MF["rho_new"] > 0 and MF["stability"] > 0.5,
+            "there (Spearman {rho_new:.2f}; on the original set {rho_original:.2f}); the two sets' matrices agree "
+            "{agree} (Spearman {stability:.2f} between their entries).",
+            MF["rho_new"] > 0 and report.agreement(MF["stability"]) == MF["agree"],
             **MF,
         )
     )
@@ -388,11 +388,15 @@ if ok["linear_fits"] is None:
     v = "Against Recht et al.'s lines it is closest to the {closer} one ({res_closer:+.2f} points from it on average)"
     parts.append(R.claim("verdict-line", v + ".", abs(F["res_closer"]) <= abs(F["res_farther"]), **F))
 if ok["matching"] is None:
-    v = "After matching (Algorithm 1) {mgap1:.1f} points remain"
-    parts.append(R.claim("verdict-matching", v + ".", abs(M["mgap1"]) < abs(M["gap"]), **M))
+    v = "Matching (Algorithm 1) {effect} it to {mgap1:.1f} points"
+    parts.append(
+        R.claim("verdict-matching", v + ".", report.effect(M["gap"], M["mgap1"]) == M["effect"], **M)
+    )
 if ok["selection"] is None:
-    v = "After the parametric selection adjustment {gap_param:.1f} points remain"
-    parts.append(R.claim("verdict-selection", v + ".", abs(S["gap_param"]) < abs(S["gap"]), **S))
+    v = "The parametric selection adjustment {effect} it to {gap_param:.1f} points"
+    parts.append(
+        R.claim("verdict-selection", v + ".", report.effect(S["gap"], S["gap_param"]) == S["effect"], **S)
+    )
 R.say(*parts, *[f"Skipped: {report.TITLES[a].lower()} ({why})." for a, why in ok.items() if why])
 
 # %%

@@ -20,6 +20,48 @@ TITLES = {
 }
 
 
+def effect(before: float, after: float) -> str:
+    """What an adjustment does to a gap: ``"narrows"``, ``"reverses"`` (the sign flips) or ``"widens"``.
+
+    Parameters
+    ----------
+    before, after : float
+        The gap before and after the adjustment.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> effect(3.0, 1.0), effect(3.0, -1.0), effect(3.0, 4.0)
+    ('narrows', 'reverses', 'widens')
+    """
+    if before * after < 0:
+        return "reverses"
+    return "narrows" if abs(after) < abs(before) else "widens"
+
+
+def agreement(rho: float) -> str:
+    """Words for a rank correlation: ``"closely"`` (>= 0.7), ``"partly"`` (>= 0.3) or ``"hardly"``.
+
+    Parameters
+    ----------
+    rho : float
+        A Spearman correlation.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> agreement(0.8), agreement(0.38), agreement(-0.1)
+    ('closely', 'partly', 'hardly')
+    """
+    return "closely" if rho >= 0.7 else "partly" if rho >= 0.3 else "hardly"
+
+
 def availability(data: ReplicationData, available: dict) -> pd.DataFrame:
     """What the folder holds and which analyses run (the page's first table).
 
@@ -143,7 +185,8 @@ def matching_facts(tables: dict) -> dict:
     dict
         ``n``, ``gap`` (mean), ``mgap1``/``mgap2`` (mean matched gap, Algorithms 1 and 2),
         ``n_narrower1``/``n_narrower2`` (models whose matched gap is narrower), ``fu1``/``fu2`` (mean
-        fraction unmatched), ``sd`` (largest run-to-run standard deviation, points), ``source``.
+        fraction unmatched), ``sd`` (largest run-to-run standard deviation, points), ``source``, ``effect``
+        (:func:`effect` of Algorithm 1 on the mean gap).
 
     Examples
     --------
@@ -164,6 +207,7 @@ def matching_facts(tables: dict) -> dict:
         "fu2": float(a2["fraction_unmatched"].mean()),
         "sd": 100 * float(np.nanmax(a1["matched_gap_std"])),
         "source": str(a1["source_set"].iloc[0]),
+        "effect": effect(100 * float(a1["gap"].mean()), 100 * float(a1["matched_gap"].mean())),
     }
 
 
@@ -182,7 +226,8 @@ def selection_facts(table: pd.DataFrame) -> dict:
         ``gap_jack`` (NaN without a jackknife), ``gap_param``); ``n_closer`` (models whose parametric
         estimate lies between their new and their original accuracy or closes the gap); ``n_excludes``
         (models whose parametric interval excludes the original accuracy); ``halfwidth`` (median half
-        width of the parametric intervals).
+        width of the parametric intervals); ``effect`` (:func:`effect` of the parametric adjustment on the
+        mean gap).
 
     Examples
     --------
@@ -201,7 +246,33 @@ def selection_facts(table: pd.DataFrame) -> dict:
         "n_closer": int(((o - table["parametric"]).abs() < (o - n).abs()).sum()),
         "n_excludes": int(((table["parametric_high"] < o) | (table["parametric_low"] > o)).sum()),
         "halfwidth": 100 * float(((table["parametric_high"] - table["parametric_low"]) / 2).median()),
+        "effect": effect(100 * float((o - n).mean()), 100 * float((o - table["parametric"]).mean())),
     }
+
+
+def mlm_facts(result: dict) -> dict:
+    """The MLM's agreement with the confusions and between the two sets.
+
+    Parameters
+    ----------
+    result : dict
+        :func:`shifteval.yourrep.analysis.mlm_of_best`.
+
+    Returns
+    -------
+    dict
+        ``model``, ``rho_original``, ``rho_new`` (Spearman with the confusion rates), ``stability``
+        (Spearman between the two sets' MLMs) and its words ``agree`` (:func:`agreement`).
+
+    Examples
+    --------
+    >>> mlm_facts({"model": "m", "rho": {"original": 0.5, "new": 0.4}, "stability": 0.9})["agree"]
+    'closely'
+    """
+    out = {"model": result["model"], "stability": float(result["stability"])}
+    out |= {f"rho_{s}": float(r) for s, r in result["rho"].items()}
+    out["agree"] = agreement(out["stability"])
+    return out
 
 
 def label_free_facts(new: pd.DataFrame, rmse: pd.Series) -> dict:
