@@ -397,7 +397,7 @@ if ok["selection"] is None:
     parts.append(
         R.claim("verdict-selection", v + ".", report.effect(S["gap"], S["gap_param"]) == S["effect"], **S)
     )
-R.say(*parts, *[f"Skipped: {report.TITLES[a].lower()} ({why})." for a, why in ok.items() if why])
+R.say(*parts, *[f"Skipped: {report.TITLES[a].lower()}, since {why}." for a, why in ok.items() if why])
 
 # %%
 R.record({"data": data_label, "names": data.names, "analyses": ok, "drop": D})

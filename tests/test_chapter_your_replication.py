@@ -81,8 +81,11 @@ def test_imagenetv2_release_folder_skips_matching_and_says_so(project, tmp_path)
     # the fitted models are exactly the published table's, so the ImageNet line is the closer one
     assert res["fit_facts"]["closer"] == "ImageNet" and abs(res["fit_facts"]["res_closer"]) < 0.5
     text = _page_text(project)
-    assert "Skipped: matched evaluation (algorithms 1 and 2) (no model has probabilities on both sets" in text
-    assert "Skipped: selection-frequency adjustment (no votes given" in text
+    assert (
+        "Skipped: matched evaluation (algorithms 1 and 2), since no model has probabilities on both sets"
+        in text
+    )
+    assert "Skipped: selection-frequency adjustment, since no votes were given" in text
     assert res["provenance"]["parameters"]["data_dir"] == str(root.resolve())
 
 
@@ -131,7 +134,7 @@ def test_data_folder_changes_reach_the_cache_key(project, smoke_export, tmp_path
     shutil.rmtree(root / "votes")
     again = shifteval(*args, cwd=project)
     assert again.returncode == 0 and "up to date" not in again.stderr
-    assert _results(project)["analyses"]["selection"].startswith("no votes given")
+    assert _results(project)["analyses"]["selection"].startswith("no votes were given")
 
 
 def test_your_replication_default_run_claims_hold(default_project):

@@ -174,7 +174,7 @@ def test_a_partial_folder_says_what_it_skips(tmp_path):
     ok = folder.available_analyses(d)
     assert ok["linear_fits"] == "a fit needs at least 3 models; the folder has 2"
     assert ok["matching"].startswith("no model has probabilities on both sets")
-    assert ok["selection"].startswith("no votes given")
+    assert ok["selection"].startswith("no votes were given")
     assert ok["mlm"].startswith("no model has probabilities") and ok["label_free"].startswith(
         "no unlabeled set"
     )

@@ -385,7 +385,7 @@ def available_analyses(data: ReplicationData) -> dict[str, str | None]:
         if both
         else "no model has probabilities on both sets (matching pairs images by predicted probability)"
     )
-    out["selection"] = None if data.votes else "no votes given (votes/original.npz and votes/new.npz)"
+    out["selection"] = None if data.votes else "no votes were given (votes/original.npz and votes/new.npz)"
     if not both:
         out["mlm"] = "no model has probabilities on both sets (the MLM is built from softmax outputs)"
     else:
