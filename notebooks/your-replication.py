@@ -373,7 +373,7 @@ if ok["matching"] is None:
 # %% tags=["remove-input"]
 if ok["label_free"] is None:
     display(Markdown("The estimates on the unlabeled set (fractions):"))
-    viz.table("your-replication-unlabeled", lf_unl.round(3))
+    display(lf_unl.round(3))
 else:
     display(Markdown(f"No estimates on an unlabeled set: {ok['label_free']}."))
 
