@@ -43,7 +43,7 @@ def effect(before: float, after: float) -> str:
 
 
 def agreement(rho: float) -> str:
-    """Words for a rank correlation: ``"closely"`` (>= 0.7), ``"partly"`` (>= 0.3) or ``"hardly"``.
+    """Words for a rank correlation: ``"closely"`` (>= 0.7), ``"partly"`` (>= 0.3) or ``"little"``.
 
     Parameters
     ----------
@@ -57,9 +57,9 @@ def agreement(rho: float) -> str:
     Examples
     --------
     >>> agreement(0.8), agreement(0.38), agreement(-0.1)
-    ('closely', 'partly', 'hardly')
+    ('closely', 'partly', 'little')
     """
-    return "closely" if rho >= 0.7 else "partly" if rho >= 0.3 else "hardly"
+    return "closely" if rho >= 0.7 else "partly" if rho >= 0.3 else "little"
 
 
 def availability(data: ReplicationData, available: dict) -> pd.DataFrame:
