@@ -381,12 +381,15 @@ else:
 # ## Verdict
 
 # %% tags=["remove-input"]
+# the verdict's sentences, one claim each, said together in the next cell
 parts = [
     R.claim("verdict-drop", "Your drop is {gap:.1f} points on average over {n} models.", D["gap"] > 0, **D)
 ]
 if ok["linear_fits"] is None:
     v = "Against Recht et al.'s lines it is closest to the {closer} one ({res_closer:+.2f} points from it on average)"
     parts.append(R.claim("verdict-line", v + ".", abs(F["res_closer"]) <= abs(F["res_farther"]), **F))
+
+# %% tags=["remove-input"]
 if ok["matching"] is None:
     v = "Matching (Algorithm 1) {effect} it to {mgap1:.1f} points"
     parts.append(
