@@ -67,10 +67,11 @@ def test_worked_example_smoke_runs_every_analysis(project):
 
 def test_imagenetv2_release_folder_skips_matching_and_says_so(project, tmp_path):
     from shifteval.datasets import released
-    from shifteval.yourrep import export
 
     corr = released.imagenetv2_correctness()
-    root = export.from_correctness(corr, tmp_path / "inv2", "imagenet-validation-original", "imagenetv2-b-33")
+    root = tmp_path / "inv2"
+    made = shifteval("export-predictions", "--source", "imagenetv2-release", "--out", str(root), cwd=project)
+    assert made.returncode == 0 and "67 models" in made.stdout, made.stderr[-2000:]
     out = shifteval("run", "your-replication", "--params", "smoke", "--data", str(root), cwd=project)
     assert out.returncode == 0, out.stderr[-3000:]
     res = _results(project)

@@ -98,6 +98,13 @@ def _add_export_parser(sub) -> None:
     )
     exp.add_argument("--out", required=True, help="folder to write")
     exp.add_argument(
+        "--source",
+        default="world",
+        choices=("world", "imagenetv2-release"),
+        help="the replication world's zoo (default), or the ImageNetV2 release's shipped per-image correctness "
+        "(ImageNet validation vs MatchedFrequency, 67 models, no probabilities)",
+    )
+    exp.add_argument(
         "--zoo-size", default="default", choices=("default", "smoke"), help="which zoo (default: default)"
     )
     exp.add_argument(
@@ -118,6 +125,13 @@ def _export(args) -> int:
 
     from ..yourrep import export, folder
 
+    if args.source == "imagenetv2-release":
+        from ..datasets import released
+
+        corr = released.imagenetv2_correctness()
+        root = export.from_correctness(corr, args.out, "imagenet-validation-original", "imagenetv2-b-33")
+        print(f"{root}: {len(corr.models)} models, imagenet-validation-original vs matchedfrequency")
+        return 0
     world = yaml.safe_load(args.world) or {}
     if not isinstance(world, dict):
         raise ValueError(f"--world must be a YAML mapping, got {args.world!r}")
