@@ -333,7 +333,8 @@ def mlm_of_best(data: ReplicationData, n_top: int = 5) -> dict:
     out = {"model": best, "matrix": {}, "rates": {}, "rho": {}, "top": {}}
     for s in ("original", "new"):
         p, y = data.probs[s][best], data.labels[s]
-        out["matrix"][s] = mlm.misclassification_likelihood_matrix(p, y, centroids)
+        chunk = max(1, 20_000_000 // data.n_classes**2)  # about 160 MB of distances at a time
+        out["matrix"][s] = mlm.misclassification_likelihood_matrix(p, y, centroids, chunk=chunk)
         out["rates"][s] = mlm.confusion_rates(y, p.argmax(1), data.n_classes)
         out["rho"][s] = (
             mlm.rank_agreement(out["matrix"][s], out["rates"][s])[0] if data.n_classes > 2 else np.nan
