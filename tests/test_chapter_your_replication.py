@@ -122,6 +122,8 @@ def test_invalid_folder_is_refused_before_anything_runs(project, tmp_path):
     err = out.stderr
     assert "labels/new.npy: missing" in err and "predictions/m/new.npz: missing" in err
     assert re.search(r"original\.npz.*sum to 1", err)
+    assert err.startswith("shifteval: error: ") and "executing" not in err  # refused before a kernel starts
+    assert not (project / "book" / "chapters" / "your-replication.ipynb").exists()
 
 
 def test_data_folder_changes_reach_the_cache_key(project, smoke_export, tmp_path):

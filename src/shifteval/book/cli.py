@@ -229,6 +229,7 @@ def main(argv=None) -> int:
                 from ..yourrep import folder
 
                 path = Path(args.data).resolve()
+                folder.load_folder(path)  # a malformed folder is refused here, before a kernel starts
                 overrides[DATA_FOLDER_PARAMETERS[args.chapter]] = str(path)
                 overrides["data_fingerprint"] = folder.fingerprint(path)
             result = pipeline.run_chapter(
