@@ -74,6 +74,7 @@ def test_list_shows_chapters_in_toc_order_with_parameter_sets(project):
         "matched-evaluation",
         "ood-autoeval",
         "mlm",
+        "your-replication",
     ]
     assert "default, real, smoke" in out.stdout.splitlines()[0]
 
@@ -103,7 +104,7 @@ def test_unknown_chapter_and_parameter_set(project):
     out = shifteval("run", "linear-fit", cwd=project)
     assert (
         out.returncode != 0
-        and "unknown chapter 'linear-fit'; chapters: replication-world, linear-fits, selection-bias, matched-evaluation, ood-autoeval, mlm"
+        and "unknown chapter 'linear-fit'; chapters: replication-world, linear-fits, selection-bias, matched-evaluation, ood-autoeval, mlm, your-replication"
         in out.stderr
     )
     out = shifteval("run", "linear-fits", "--params", "huge", cwd=project)

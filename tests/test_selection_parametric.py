@@ -160,3 +160,19 @@ def test_posterior_frequencies_draw_from_each_items_posterior_mixture():
     w = mix.weights * stats.betabinom.pmf(10, 10, mix.alphas, mix.betas)
     mean = np.sum(w / w.sum() * (mix.alphas + 10) / (mix.alphas + mix.betas + 10))
     assert many.mean() == pytest.approx(mean, abs=0.003)
+
+
+def test_parametric_estimate_with_per_image_vote_numbers_is_not_scaled_by_their_shares():
+    # Eq. (7) per (count, n) pair is conditional on n: with n spread over six values, the joint
+    # frequencies must be divided by the images with that n, or g (and the estimate) shrinks ~6x.
+    from shifteval import selection
+
+    rng = np.random.default_rng(1)
+    s1, s2 = rng.beta(7, 3, 3000), rng.beta(6, 4, 2000)
+    f = rng.random((3, 2000)) < np.array([[0.4], [0.7], [0.95]])  # correctness ignores s
+    n1, n2 = rng.integers(8, 14, 3000), rng.integers(8, 14, 2000)
+    est, _ = selection.parametric_adjusted_accuracy(rng.binomial(n1, s1), rng.binomial(n2, s2), f, (n1, n2))
+    assert np.allclose(est, f.mean(1), atol=0.03)
+    boot = selection.bootstrap_parametric(rng.binomial(n1, s1), rng.binomial(n2, s2), f, (n1, n2), n_boot=4)
+    # unscaled, every sample is near the accuracy (the scaled fit gave about a sixth of it)
+    assert (np.abs(boot["samples"] - f.mean(1)) < 0.1).all()

@@ -27,8 +27,9 @@ LAYERS = {
     "matching": 3,
     "mlm": 3,
     "autoeval": 3,
-    "book": 4,  # results and claims, the pipeline, the command line
-    "viz": 5,  # figures hand themselves over to the book's results
+    "yourrep": 4,  # the papers' analyses on a user's folder of predictions, on top of the papers
+    "book": 5,  # results and claims, the pipeline, the command line
+    "viz": 6,  # figures hand themselves over to the book's results
 }
 PAPERS = ("linfit", "selection", "matching", "mlm", "autoeval")
 

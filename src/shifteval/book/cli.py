@@ -31,7 +31,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default=None, help="output folder (default: book/chapters)")
     run.add_argument("--force", action="store_true", help="execute even if the cache is current")
     run.add_argument(
-        "--data", default="data", help="data folder that {data} in parameters names (default: data)"
+        "--data",
+        default=None,
+        help="data folder that {data} in parameters names (default: data); for your-replication, "
+        "the replication folder to analyse",
     )
 
     build = sub.add_parser("build", help="run every chapter, then build the HTML book")
@@ -94,7 +97,65 @@ def _parser() -> argparse.ArgumentParser:
         "--allow-download", action="store_true", help="let timm fetch weights missing from the cache"
     )
     _add_data_parser(sub)
+    _add_export_parser(sub)
     return parser
+
+
+#: Chapters whose input is one folder: ``--data DIR`` sets this parameter (and a fingerprint of the folder).
+DATA_FOLDER_PARAMETERS = {"your-replication": "data_dir"}
+
+
+def _add_export_parser(sub) -> None:
+    exp = sub.add_parser(
+        "export-predictions",
+        help="write the replication world's zoo as a replication folder (the your-replication chapter's input)",
+    )
+    exp.add_argument("--out", required=True, help="folder to write")
+    exp.add_argument(
+        "--source",
+        default="world",
+        choices=("world", "imagenetv2-release"),
+        help="the replication world's zoo (default), or the ImageNetV2 release's shipped per-image correctness "
+        "(ImageNet validation vs MatchedFrequency, 67 models, no probabilities)",
+    )
+    exp.add_argument(
+        "--zoo-size", default="default", choices=("default", "smoke"), help="which zoo (default: default)"
+    )
+    exp.add_argument(
+        "--world", default="{}", help="world configuration as YAML, e.g. '{n_train: 1000}' (default: {})"
+    )
+    exp.add_argument("--new", default="matchedfrequency", help="replicated set playing the new test set")
+    exp.add_argument(
+        "--unlabeled", default="threshold0.7", help="replicated set given without labels, or 'none'"
+    )
+    exp.add_argument(
+        "--reannotators", type=int, default=40, help="fresh votes per image (0: no votes; default: 40)"
+    )
+    exp.add_argument("--seed", type=int, default=0, help="seed of the fresh votes")
+
+
+def _export(args) -> int:
+    import yaml
+
+    from ..yourrep import export, folder
+
+    if args.source == "imagenetv2-release":
+        from ..datasets import released
+
+        corr = released.imagenetv2_correctness()
+        root = export.from_correctness(corr, args.out, "imagenet-validation-original", "imagenetv2-b-33")
+        print(f"{root}: {len(corr.models)} models, imagenet-validation-original vs matchedfrequency")
+        return 0
+    world = yaml.safe_load(args.world) or {}
+    if not isinstance(world, dict):
+        raise ValueError(f"--world must be a YAML mapping, got {args.world!r}")
+    unlabeled = None if args.unlabeled.lower() == "none" else args.unlabeled
+    root = export.export_world(
+        args.out, world, args.zoo_size, args.new, unlabeled, args.reannotators, args.seed
+    )
+    data = folder.load_folder(root)
+    print(f"{root}: {len(data.models)} models, {data.names['original']} vs {data.names['new']}")
+    return 0
 
 
 def _add_data_parser(sub) -> None:
@@ -185,10 +246,22 @@ def main(argv=None) -> int:
             else:
                 for chapter in project.chapters():
                     print(f"{chapter.name:24s} {', '.join(chapter.param_sets())}")
+        elif args.command == "export-predictions":
+            return _export(args)
         elif args.command == "run":
             overrides = project.parse_overrides(args.overrides)
+            data_root = args.data or "data"
+            if args.data and args.chapter in DATA_FOLDER_PARAMETERS:
+                from pathlib import Path
+
+                from ..yourrep import folder
+
+                path = Path(args.data).resolve()
+                folder.load_folder(path)  # a malformed folder is refused here, before a kernel starts
+                overrides[DATA_FOLDER_PARAMETERS[args.chapter]] = str(path)
+                overrides["data_fingerprint"] = folder.fingerprint(path)
             result = pipeline.run_chapter(
-                args.chapter, args.params, overrides, out=args.out, force=args.force, data_root=args.data
+                args.chapter, args.params, overrides, out=args.out, force=args.force, data_root=data_root
             )
             print(result.notebook)
         elif args.command == "build":

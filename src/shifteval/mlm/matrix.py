@@ -223,7 +223,7 @@ def nearest_distance_matrix(
 
 
 def misclassification_likelihood_matrix(
-    probs: ArrayLike, labels: ArrayLike, centroids: ArrayLike, aggregate: str = "min"
+    probs: ArrayLike, labels: ArrayLike, centroids: ArrayLike, aggregate: str = "min", chunk: int = 100_000
 ) -> np.ndarray:
     """The Misclassification Likelihood Matrix (Eq. 4).
 
@@ -237,6 +237,9 @@ def misclassification_likelihood_matrix(
         One centroid per class (see :func:`refine_centroids`).
     aggregate : {"min", "mean", "max"}
         Passed to :func:`nearest_distance_matrix`; the paper's MLM is ``"min"``.
+    chunk : int
+        Passed to :func:`nearest_distance_matrix` (memory ~ ``chunk * K * K`` floats: lower it for
+        1,000 classes).
 
     Returns
     -------
@@ -258,7 +261,7 @@ def misclassification_likelihood_matrix(
     >>> M.round(3)[0].tolist(), M.sum(axis=1).round(6).tolist()
     ([0.0, 0.553, 0.447], [1.0, 1.0, 1.0])
     """
-    d = nearest_distance_matrix(probs, labels, centroids, aggregate)
+    d = nearest_distance_matrix(probs, labels, centroids, aggregate, chunk)
     inv = 1.0 / np.maximum(d, 1e-12)
     np.fill_diagonal(inv, 0.0)
     return inv / inv.sum(axis=1, keepdims=True)

@@ -215,7 +215,7 @@ def bootstrap_parametric(
         h2 = np.bincount(idx2[i2], minlength=len(lv2)).astype(float)
         p1 = _fit_levels(lv1, nv1, h1, k, rng, 0, 1e-6, 100, fitted["p1"], n1)
         p2 = _fit_levels(lv2, nv2, h2, k, rng, 0, 1e-6, 100, fitted["p2"], n2)
-        splines = _fit_splines(_design(lv2, nv2, p2, n_basis), idx2[i2], len(lv2), f[:, i2])
+        splines = _fit_splines(_design(lv2, nv2, p2, n_basis), idx2[i2], len(lv2), f[:, i2], nv2)
         e1 = p1.basis_expectations(n_basis)
         draws[b] = [float(e1 @ g.coef) for g in splines]
     low, high = np.quantile(draws, [(1 - ci) / 2, (1 + ci) / 2], axis=0)

@@ -438,8 +438,22 @@ def _design(levels, n, p2: BetaBinomialMixture, n_basis: int):
     return rows
 
 
-def _fit_splines(design, index, n_levels, f):
-    joint = np.stack([np.bincount(index, weights=row, minlength=n_levels) for row in f]) / f.shape[1]
+def _fit_splines(design, index, n_levels, f, n_of_level=None):
+    """Eq. (8) per model; with per-image vote numbers the joint frequencies are conditional on ``n``.
+
+    ``design`` gives ``P(f = 1, k | n)`` per (count, n) pair, so each pair's observed frequency is
+    divided by the number of images with that pair's ``n`` (with one ``n``: by all images).
+    """
+    joint = np.stack([np.bincount(index, weights=row, minlength=n_levels) for row in f])
+    if n_of_level is None or len(np.unique(n_of_level)) == 1:
+        return _bvls(design, joint / f.shape[1])
+    items = np.bincount(index, minlength=n_levels)
+    per_n = {v: items[n_of_level == v].sum() for v in np.unique(n_of_level)}
+    denom = np.array([max(per_n[v], 1) for v in n_of_level], float)
+    return _bvls(design, joint / denom[None, :])
+
+
+def _bvls(design, joint):
     return [AccuracySpline(optimize.lsq_linear(design, row, bounds=(0, 1), method="bvls").x) for row in joint]
 
 
@@ -495,4 +509,4 @@ def fit_accuracy_spline(
     c2, n = validation.vote_counts(counts_v2, n_annotators, "counts_v2")
     f = validation.correctness(correct_v2, len(c2), "correct_v2", "v2 image")
     levels, n_levels, _, index = vote_levels(c2, n)
-    return _fit_splines(_design(levels, n_levels, p2, int(n_basis)), index, len(levels), f)
+    return _fit_splines(_design(levels, n_levels, p2, int(n_basis)), index, len(levels), f, n_levels)

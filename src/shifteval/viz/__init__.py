@@ -8,11 +8,27 @@ paper it reproduces, then the figures the chapter adds.
 
 import inspect as _inspect
 
-from . import linear_fits, matched_evaluation, mlm, ood_autoeval, replication_world, selection_bias
+from . import (
+    linear_fits,
+    matched_evaluation,
+    mlm,
+    ood_autoeval,
+    replication_world,
+    selection_bias,
+    your_replication,
+)
 from .common import figure, image_grid, set_style, table, traced
 
 # Trace every figure function of the chapter modules (see common.traced).
-_CHAPTER_MODULES = (linear_fits, matched_evaluation, mlm, ood_autoeval, replication_world, selection_bias)
+_CHAPTER_MODULES = (
+    linear_fits,
+    matched_evaluation,
+    mlm,
+    ood_autoeval,
+    replication_world,
+    selection_bias,
+    your_replication,
+)
 for _module in _CHAPTER_MODULES:
     for _name, _function in _inspect.getmembers(_module, _inspect.isfunction):
         if _function.__module__ == _module.__name__ and not _name.startswith("_"):
@@ -31,4 +47,5 @@ __all__ = [
     "set_style",
     "table",
     "traced",
+    "your_replication",
 ]

@@ -1,0 +1,418 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Your own replication: how much of your drop is real?
+#
+# The chapters before this one ask, for the papers' test sets, how much of an accuracy drop on a
+# replicated test set is real. If you built a new test set of your own — a replication, a shifted
+# benchmark, a held-out split — you have the same question, and this chapter answers it in one command:
+#
+# ```
+# shifteval run your-replication --data DIR
+# ```
+#
+# where `DIR` is a folder in the layout below. The page then shows, for whatever the folder allows: the
+# linear and probit fits of new against original accuracy over your models beside the lines of
+# {cite:t}`recht2019imagenet` (is your drop the usual one?); matched evaluation
+# {cite:p}`anzaku2022principled` of every model with probabilities; the selection-frequency adjustment of
+# {cite:t}`engstrom2020bias` when you have annotators' votes; the misclassification likelihood matrix
+# {cite:p}`sikar2024mlm` of your best model on both sets; label-free accuracy estimates on an unlabeled third
+# set {cite:p}`zhu2023labelfree`; and a verdict. The folder is checked before anything runs; what it does not
+# allow is skipped, and the page says why.
+#
+# ```
+# DIR/
+#   labels/original.npy               true labels of the original test set (int, N)
+#   labels/new.npy                    true labels of the new test set (int, M)
+#   predictions/<model>/original.npz  per model: 'probs' (N x K softmax), or 'predicted' (N,), or 'correct' (N,)
+#   predictions/<model>/new.npz       the same on the new set
+#   predictions/<model>/unlabeled.npz optional: 'probs' on an unlabeled third set
+#   votes/original.npz, votes/new.npz optional, both or neither: 'k' (yes votes) and 'n' (votes) per image
+#   replication.json                  optional: display names {"original": ..., "new": ..., "unlabeled": ...}
+# ```
+#
+# A prediction file is the project's prediction format (what `shifteval.zoo.PredictionStore` writes); the
+# README shows a twenty-line script that writes the folder from a timm model and two datasets. Without
+# `--data`, the chapter runs on a worked example: `shifteval export-predictions` writes the replication
+# world's zoo in this layout (v1 as the original set, MatchedFrequency as the new one, fresh votes of
+# re-annotators on both, Threshold0.7 without labels as the unlabeled set).
+#
+# Terms used here are explained in the glossary: {term}`accuracy drop`, {term}`matched accuracy`,
+# {term}`fraction unmatched`, {term}`MLM`.
+
+# %% tags=["parameters"]
+data_dir = None
+data_fingerprint = ""
+world = {}
+zoo_size = "default"
+new = "matchedfrequency"
+unlabeled = "threshold0.7"
+reannotators = 40
+n_boot = 10_000
+n_boot_images = 1000
+eps = 0.005
+n_runs = 10
+n_boot_selection = 100
+seed = 0
+
+# %% tags=["remove-stderr"]
+import tempfile
+
+from IPython.display import Markdown, display
+
+from shifteval import viz
+from shifteval.book import results
+from shifteval.yourrep import analysis, export, folder, report
+
+R = results.Results()
+viz.set_style()
+
+# %% tags=["remove-stderr"]
+# without a folder: the worked example, the world's zoo written by `shifteval export-predictions`
+if data_dir is None:
+    out = tempfile.mkdtemp(prefix="your-replication-")
+    data_dir = export.export_world(out, world, zoo_size, new, unlabeled, reannotators, seed)
+    data_label = (
+        f"the worked example (the replication world's {zoo_size} zoo, `shifteval export-predictions`)"
+    )
+else:
+    data_label = f"the folder `{data_dir}`"
+data = folder.load_folder(data_dir)
+ok = folder.available_analyses(data)
+
+# %%
+table = analysis.accuracy_table(data)
+D = report.drop_facts(table)
+display(
+    Markdown(
+        f"Predictions from {data_label}: {D['n']} models on **{data.names['original']}** "
+        f"({len(data.labels['original']):,} images) and **{data.names['new']}** "
+        f"({len(data.labels['new']):,} images), {data.n_classes} classes."
+    )
+)
+viz.table("your-replication-analyses", report.availability(data, ok))
+
+# %% [markdown]
+# ```{glue:figure} your-replication-analyses
+# :name: tbl-your-replication-analyses
+#
+# **What this folder allows.** Each analysis of the page, whether it runs, and if not, why.
+# ```
+#
+# ## The drop
+
+# %% tags=["remove-input"]
+display(
+    R.say(
+        R.claim(
+            "most-models-drop",
+            "{n_drop} of {n} models are less accurate on the new set than on the original; the drop is "
+            "{gap:.1f} points on average, from {gap_min:.1f} to {gap_max:.1f}.",
+            D["n_drop"] > D["n"] / 2,
+            **D,
+        ),
+        "The table below lists every model with 95% Clopper-Pearson intervals {cite:p}`clopper1934`.",
+    )
+)
+viz.table("your-replication-accuracies", table.round(4))
+
+# %% [markdown]
+# ```{glue:figure} your-replication-accuracies
+# :name: tbl-your-replication-accuracies
+#
+# **Accuracies on both sets** (fractions) with their 95% intervals, the gap in points, and how each model's
+# predictions were given (`probs`, `predicted` or `correct`).
+# ```
+#
+# ## Is it the usual drop? Linear and probit fits
+#
+# {cite:t}`recht2019imagenet` found that new accuracy is close to a linear function of original accuracy,
+# closer still on probit axes (§3.3, App. C.2), and published the lines of their CIFAR-10 and ImageNet
+# replications. Your models' points, your fits and those two lines are drawn in
+# {numref}`fig-your-replication-fits`. Your fit's intervals come from two bootstraps: over models only (as in
+# the paper) and over models *and* the images of both test sets (as the linear-fits chapter does with the
+# released per-image predictions), which also covers the finite test sets' noise.
+
+# %%
+if ok["linear_fits"] is None:
+    fits = analysis.fit_lines(data, n_boot=n_boot, n_boot_images=n_boot_images, seed=seed)
+    refs = analysis.reference_lines(n_boot=n_boot, seed=seed)
+    comparison = analysis.compare_with_references(table, refs)
+    F = report.fit_facts(fits, comparison)
+    viz.figure("your-replication-fits", viz.your_replication.fit_with_references(table, fits, refs))
+else:
+    viz.figure(
+        "your-replication-fits", viz.your_replication.skipped(report.TITLES["linear_fits"], ok["linear_fits"])
+    )
+
+# %% [markdown]
+# ```{glue:figure} your-replication-fits
+# :name: fig-your-replication-fits
+#
+# **New against original accuracy.** One point per model with 95% Clopper-Pearson bars, your least-squares
+# line with its pointwise bootstrap band (over models), and Recht et al.'s CIFAR-10 (dashed) and ImageNet
+# (dotted) lines. Left: linear axes; right: probit axes, where the paper's lines are straighter.
+# ```
+
+# %% tags=["remove-input"]
+if ok["linear_fits"] is None:
+    display(
+        R.claim(
+            "images-widen-the-interval",
+            "On probit axes your slope is {pro_slope:.2f}: 95% interval [{pro_lo:.2f}, {pro_hi:.2f}] when "
+            "models are resampled, [{pro_ilo:.2f}, {pro_ihi:.2f}] when their images are resampled too — wider, "
+            "since the test sets are finite.",
+            F["pro_width_images"] > F["pro_width"],
+            **F,
+        )
+    )
+
+# %% tags=["remove-input"]
+if ok["linear_fits"] is None:
+    display(
+        R.claim(
+            "closer-reference",
+            "Your models lie closer to Recht et al.'s {closer} line than to their {farther} line: on average "
+            "{res_closer:+.2f} points from the first (a share of {band_closer:.0%} of them inside its band) and "
+            "{res_farther:+.2f} from the second (new accuracy minus the line).",
+            abs(F["res_closer"]) < abs(F["res_farther"]),
+            **F,
+        )
+    )
+
+# %% [markdown]
+# ## Matched evaluation
+#
+# {cite:t}`anzaku2022principled` compare the two sets only on examples a model treats alike: each image of
+# the smaller set (the target) is paired with an unused image of the larger set (the source) with the same
+# predicted label and a predicted probability within ε (Algorithm 1; Algorithm 2 drops the label condition).
+# The matched gap is the accuracy difference on the pairs; the part of the drop it removes is explained by
+# which images each set contains, as judged by the model's own confidence. The matched-evaluation chapter
+# explains the method and its pitfalls (quantised probabilities, the choice of ε).
+
+# %%
+if ok["matching"] is None:
+    mtables = analysis.matched_gaps(data, eps=eps, n_runs=n_runs, seed=seed)
+    M = report.matching_facts(mtables)
+    viz.figure("your-replication-matching", viz.your_replication.matched_gaps(mtables))
+else:
+    viz.figure(
+        "your-replication-matching", viz.your_replication.skipped(report.TITLES["matching"], ok["matching"])
+    )
+
+# %% [markdown]
+# ```{glue:figure} your-replication-matching
+# :name: fig-your-replication-matching
+#
+# **Accuracy gap and matched gaps**, model by model (sorted by source accuracy). Top: the accuracy gap and
+# the matched gaps of Algorithms 1 and 2 (means over the matching runs). Bottom: the fraction of target
+# images left without a partner.
+# ```
+
+# %% tags=["remove-input"]
+if ok["matching"] is None:
+    display(
+        R.claim(
+            "matching-narrows-the-gap",
+            "With Algorithm 1 the matched gap is narrower than the accuracy gap for {n_narrower1} of {n} models "
+            "(mean {gap:.1f} points before matching, {mgap1:.1f} after; Algorithm 2: {mgap2:.1f}).",
+            M["n_narrower1"] > M["n"] / 2,
+            **M,
+        )
+    )
+
+# %% tags=["remove-input"]
+if ok["matching"] is None:
+    display(
+        R.claim(
+            "algorithm-2-fewer-unmatched",
+            "Algorithm 2 leaves fewer target images unmatched than Algorithm 1 (mean fractions {fu2:.3f} and "
+            "{fu1:.3f}); the matched gap of a model varies by at most {sd:.2f} points from run to run.",
+            M["fu2"] < M["fu1"],
+            **M,
+        )
+    )
+
+# %% [markdown]
+# ## Selection-frequency adjustment
+#
+# A replication that matches the original set on annotators' selection frequencies measured with few votes
+# still differs from it in the *true* frequencies {cite:p}`engstrom2020bias`. With votes on both sets, the
+# naive estimator (their Eq. 4) reweights the new set's accuracy to the original set's distribution of
+# observed frequencies, the jackknife (§5.2) removes the naive estimator's bias in the number of annotators,
+# and the parametric estimator (§5.3) models true frequencies with beta-binomial mixtures; its 95% intervals
+# come from a bootstrap over images (App. F.1). Counts `k` of `n` do not say which annotator cast which vote;
+# for the jackknife the votes of an image are laid out in a random order drawn from the seed.
+
+# %%
+if ok["selection"] is None:
+    sel, sel_notes = analysis.selection_adjusted(data, n_boot=n_boot_selection, seed=seed)
+    S = report.selection_facts(sel)
+    viz.figure("your-replication-selection", viz.your_replication.selection_estimates(sel))
+else:
+    viz.figure(
+        "your-replication-selection",
+        viz.your_replication.skipped(report.TITLES["selection"], ok["selection"]),
+    )
+
+# %% [markdown]
+# ```{glue:figure} your-replication-selection
+# :name: fig-your-replication-selection
+#
+# **Selection-adjusted new accuracy.** For every model (sorted by original accuracy): its accuracy on the
+# original and the new set, and the new set's accuracy adjusted by the naive, jackknife and parametric
+# estimators (the last with its 95% bootstrap interval).
+# ```
+
+# %% tags=["remove-input"]
+if ok["selection"] is None:
+    display(
+        R.claim(
+            "selection-adjustment-effect",
+            "The parametric adjustment {effect} the mean gap: {gap:.1f} points become {gap_param:.1f} (naive "
+            "estimator: {gap_naive:.1f}); it brings the new accuracy closer to the original for {n_closer} of {n} "
+            "models, and its intervals, ±{halfwidth:.1f} points (median half-width), exclude the original "
+            "accuracy for {n_excludes}.",
+            report.effect(S["gap"], S["gap_param"]) == S["effect"],
+            **S,
+        )
+    )
+
+# %% [markdown]
+# ## Which mistakes: the MLM of your best model
+#
+# The misclassification likelihood matrix {cite:p}`sikar2024mlm` ranks, for every true class, the classes a
+# model's softmax outputs come closest to. Here it is built for your most accurate model with probabilities,
+# on each set; the class centroids are the mean softmax outputs of its correct predictions on the *original
+# test set* (the paper uses the training set, which the folder does not hold). If the new set shifts which
+# mistakes come first, the two matrices disagree.
+
+# %%
+if ok["mlm"] is None:
+    ML = analysis.mlm_of_best(data)
+    MF = report.mlm_facts(ML)
+    viz.figure("your-replication-mlm", viz.your_replication.mlm_sets(ML))
+else:
+    viz.figure("your-replication-mlm", viz.your_replication.skipped(report.TITLES["mlm"], ok["mlm"]))
+
+# %% [markdown]
+# ```{glue:figure} your-replication-mlm
+# :name: fig-your-replication-mlm
+#
+# **The best model's MLM on both sets**, one point per ordered pair of different classes; the dashed line is
+# equality.
+# ```
+
+# %% tags=["remove-input"]
+if ok["mlm"] is None:
+    display(
+        R.claim(
+            "mlm-ranks-confusions",
+            "For {model}, the MLM on the new set ranks the pairs of classes like the confusions it actually makes "
+            "there (Spearman {rho_new:.2f}; on the original set {rho_original:.2f}); the two sets' matrices agree "
+            "{agree} (Spearman {stability:.2f} between their entries).",
+            MF["rho_new"] > 0 and report.agreement(MF["stability"]) == MF["agree"],
+            **MF,
+        )
+    )
+
+# %% [markdown]
+# ## Label-free estimates
+#
+# Without labels, a model's accuracy on a new set can only be estimated. The baselines of the OOD-aware
+# AutoEval chapter that need nothing but probabilities are computed here, calibrated on the original set:
+# the share of images with confidence above τ = 0.8 and 0.9, the average confidence, DoC
+# {cite:p}`guillory2021doc` and ATC {cite:p}`garg2022atc`. (AutoEval itself {cite:p}`zhu2023labelfree`
+# regresses accuracy on the network's features over synthetic meta-sets; a folder of predictions holds no
+# features, so it is not run here.) They are first checked on the new set, whose labels you have, then
+# applied to the unlabeled set when the folder has one.
+
+# %%
+lf_new, lf_unl = analysis.label_free_table(data)
+if ok["matching"] is None:
+    LF = report.label_free_facts(lf_new, analysis.rmse_by_method(lf_new))
+    viz.figure("your-replication-label-free", viz.your_replication.label_free(lf_new, lf_unl))
+else:
+    viz.figure(
+        "your-replication-label-free", viz.your_replication.skipped("Label-free estimates", ok["matching"])
+    )
+
+# %% [markdown]
+# ```{glue:figure} your-replication-label-free
+# :name: fig-your-replication-label-free
+#
+# **Label-free estimates.** Left: each estimator's estimate of every model's new-set accuracy against the
+# truth (the dashed line is a perfect estimate). Right, when the folder has an unlabeled set: the estimates
+# there, model by model.
+# ```
+
+# %% tags=["remove-input"]
+if ok["matching"] is None:
+    display(
+        R.claim(
+            "label-free-best-method",
+            "Checked on the new set, {best} estimates your models' accuracy best (RMSE {rmse_best:.1f} points) "
+            "and {worst} worst ({rmse_worst:.1f}); average confidence overestimates it for {n_over} of {n} models.",
+            LF["rmse_best"] < LF["rmse_worst"],
+            **LF,
+        )
+    )
+
+# %% tags=["remove-input"]
+if ok["label_free"] is None:
+    display(Markdown("The estimates on the unlabeled set (fractions):"))
+    display(lf_unl.round(3))
+else:
+    display(Markdown(f"No estimates on an unlabeled set: {ok['label_free']}."))
+
+# %% [markdown]
+# ## Verdict
+
+# %% tags=["remove-input"]
+# the verdict's sentences, one claim each, said together in the next cell
+parts = [
+    R.claim("verdict-drop", "Your drop is {gap:.1f} points on average over {n} models.", D["gap"] > 0, **D)
+]
+if ok["linear_fits"] is None:
+    v = "Against Recht et al.'s lines it is closest to the {closer} one ({res_closer:+.2f} points from it on average)"
+    parts.append(R.claim("verdict-line", v + ".", abs(F["res_closer"]) <= abs(F["res_farther"]), **F))
+
+# %% tags=["remove-input"]
+if ok["matching"] is None:
+    v = "Matching (Algorithm 1) {effect} it to {mgap1:.1f} points"
+    parts.append(
+        R.claim("verdict-matching", v + ".", report.effect(M["gap"], M["mgap1"]) == M["effect"], **M)
+    )
+if ok["selection"] is None:
+    v = "The parametric selection adjustment {effect} it to {gap_param:.1f} points"
+    parts.append(
+        R.claim("verdict-selection", v + ".", report.effect(S["gap"], S["gap_param"]) == S["effect"], **S)
+    )
+R.say(*parts, *[f"Skipped: {report.TITLES[a].lower()}, since {why}." for a, why in ok.items() if why])
+
+# %%
+R.record({"data": data_label, "names": data.names, "analyses": ok, "drop": D})
+R.record({"accuracies": table.to_dict(orient="index")})
+if ok["linear_fits"] is None:
+    R.record({"fits": {s: fits[s]["fit"].summary() for s in fits}, "fit_facts": F})
+    R.record({"references": comparison.to_dict(orient="index")})
+if ok["matching"] is None:
+    R.record({"matching": M, "label_free": LF})
+if ok["label_free"] is None:
+    R.record({"unlabeled_estimates": lf_unl.to_dict(orient="index")})
+if ok["selection"] is None:
+    R.record({"selection": {**S, **sel_notes, "per_model": sel.to_dict(orient="index")}})
+if ok["mlm"] is None:
+    R.record({"mlm": MF})

@@ -1,0 +1,308 @@
+"""The numbers the your-replication chapter states, gathered from the analyses' results.
+
+Each function turns one analysis's output into a flat dict of the values its sentences quote and
+the comparisons its claims test (numbers in points where they are accuracy differences).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .folder import ANALYSES, ReplicationData
+
+TITLES = {
+    "linear_fits": "Linear and probit fits with Recht et al.'s lines",
+    "matching": "Matched evaluation (Algorithms 1 and 2)",
+    "selection": "Selection-frequency adjustment",
+    "mlm": "Misclassification likelihood matrix of the best model",
+    "label_free": "Label-free estimates on the unlabeled set",
+}
+
+
+def effect(before: float, after: float) -> str:
+    """What an adjustment does to a gap: ``"narrows"``, ``"reverses"`` (the sign flips) or ``"widens"``.
+
+    Parameters
+    ----------
+    before, after : float
+        The gap before and after the adjustment.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> effect(3.0, 1.0), effect(3.0, -1.0), effect(3.0, 4.0)
+    ('narrows', 'reverses', 'widens')
+    """
+    if before * after < 0:
+        return "reverses"
+    return "narrows" if abs(after) < abs(before) else "widens"
+
+
+def agreement(rho: float) -> str:
+    """Words for a rank correlation: ``"closely"`` (>= 0.7), ``"partly"`` (>= 0.3) or ``"little"``.
+
+    Parameters
+    ----------
+    rho : float
+        A Spearman correlation.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> agreement(0.8), agreement(0.38), agreement(-0.1)
+    ('closely', 'partly', 'little')
+    """
+    return "closely" if rho >= 0.7 else "partly" if rho >= 0.3 else "little"
+
+
+def availability(data: ReplicationData, available: dict) -> pd.DataFrame:
+    """What the folder holds and which analyses run (the page's first table).
+
+    Parameters
+    ----------
+    data : ReplicationData
+        The loaded folder.
+    available : dict
+        :func:`shifteval.yourrep.folder.available_analyses`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per analysis: ``analysis``, ``status`` (``runs`` or ``skipped``), ``why``.
+
+    Examples
+    --------
+    >>> from shifteval.yourrep import example, folder
+    >>> d = example.tiny()
+    >>> availability(d, folder.available_analyses(d)).status.tolist()
+    ['runs', 'runs', 'skipped', 'runs', 'skipped']
+    """
+    rows = [
+        {
+            "analysis": TITLES[a],
+            "status": "runs" if available[a] is None else "skipped",
+            "why": available[a] or "",
+        }
+        for a in ANALYSES
+    ]
+    return pd.DataFrame(rows)
+
+
+def drop_facts(table: pd.DataFrame) -> dict:
+    """The drop in accuracy over your models.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`shifteval.yourrep.analysis.accuracy_table`.
+
+    Returns
+    -------
+    dict
+        ``n``, ``n_drop`` (models less accurate on the new set), ``gap`` (mean, points), ``gap_min``,
+        ``gap_max``, ``best`` (the most accurate model on the original set) and its ``best_gap``.
+
+    Examples
+    --------
+    >>> from shifteval.yourrep import analysis, example
+    >>> f = drop_facts(analysis.accuracy_table(example.tiny()))
+    >>> f["n_drop"], round(f["gap"], 1), f["best"]
+    (4, 17.5, 'm3')
+    """
+    best = str(table["acc_original"].idxmax())
+    return {
+        "n": len(table),
+        "n_drop": int((table["gap"] > 0).sum()),
+        "gap": float(table["gap"].mean()),
+        "gap_min": float(table["gap"].min()),
+        "gap_max": float(table["gap"].max()),
+        "best": best,
+        "best_gap": float(table.loc[best, "gap"]),
+    }
+
+
+def fit_facts(fits: dict, comparison: pd.DataFrame) -> dict:
+    """Slopes and intervals of your fits, and where your models lie relative to Recht et al.'s lines.
+
+    Parameters
+    ----------
+    fits : dict
+        :func:`shifteval.yourrep.analysis.fit_lines`.
+    comparison : pandas.DataFrame
+        :func:`shifteval.yourrep.analysis.compare_with_references` (probit fits).
+
+    Returns
+    -------
+    dict
+        Per scale (``lin_``, ``pro_`` prefixes): ``slope``, ``r``, model-only and models-and-images
+        slope intervals (``lo``, ``hi``, ``ilo``, ``ihi``) and their widths; ``closer``/``farther``
+        (reference names) with their mean residuals ``res_closer``/``res_farther`` (points) and the share
+        of your models inside the closer line's band (``band_closer``).
+
+    Examples
+    --------
+    >>> from shifteval.yourrep import analysis, example
+    >>> d = example.tiny()
+    >>> t = analysis.accuracy_table(d)
+    >>> cmp = analysis.compare_with_references(t, analysis.reference_lines(n_boot=50))
+    >>> f = fit_facts(analysis.fit_lines(d, n_boot=50, n_boot_images=20), cmp)
+    >>> f["closer"] in ("CIFAR-10", "ImageNet"), f["pro_width_images"] > 0
+    (True, True)
+    """
+    out = {}
+    for scale, p in (("linear", "lin"), ("probit", "pro")):
+        fit = fits[scale]["fit"]
+        lo, hi = fit.slope_ci
+        ilo, ihi = fits[scale]["slope_ci_images"]
+        out |= {f"{p}_slope": fit.slope, f"{p}_r": fit.r, f"{p}_lo": lo, f"{p}_hi": hi, f"{p}_ilo": ilo}
+        out |= {f"{p}_ihi": ihi, f"{p}_width": hi - lo, f"{p}_width_images": ihi - ilo}
+    order = comparison["residual"].abs().sort_values().index
+    out |= {"closer": str(order[0]), "farther": str(order[-1])}
+    out |= {"res_closer": float(comparison.loc[order[0], "residual"])}
+    out |= {"res_farther": float(comparison.loc[order[-1], "residual"])}
+    out |= {"band_closer": float(comparison.loc[order[0], "within_band"])}
+    out["side_closer"] = "above" if out["res_closer"] > 0 else "below"
+    return out
+
+
+def matching_facts(tables: dict) -> dict:
+    """Accuracy gaps against matched gaps (points) and the fractions unmatched.
+
+    Parameters
+    ----------
+    tables : dict
+        :func:`shifteval.yourrep.analysis.matched_gaps`.
+
+    Returns
+    -------
+    dict
+        ``n``, ``gap`` (mean), ``mgap1``/``mgap2`` (mean matched gap, Algorithms 1 and 2),
+        ``n_narrower1``/``n_narrower2`` (models whose matched gap is narrower), ``fu1``/``fu2`` (mean
+        fraction unmatched), ``sd`` (largest run-to-run standard deviation, points), ``source``, ``effect``
+        (:func:`effect` of Algorithm 1 on the mean gap).
+
+    Examples
+    --------
+    >>> from shifteval.yourrep import analysis, example
+    >>> f = matching_facts(analysis.matched_gaps(example.tiny(), n_runs=2))
+    >>> f["n"], f["source"]
+    (4, 'original')
+    """
+    a1, a2 = tables["label_and_prob"], tables["prob"]
+    return {
+        "n": len(a1),
+        "gap": 100 * float(a1["gap"].mean()),
+        "mgap1": 100 * float(a1["matched_gap"].mean()),
+        "mgap2": 100 * float(a2["matched_gap"].mean()),
+        "n_narrower1": int((a1["matched_gap"].abs() < a1["gap"].abs()).sum()),
+        "n_narrower2": int((a2["matched_gap"].abs() < a2["gap"].abs()).sum()),
+        "fu1": float(a1["fraction_unmatched"].mean()),
+        "fu2": float(a2["fraction_unmatched"].mean()),
+        "sd": 100 * float(np.nanmax(a1["matched_gap_std"])),
+        "source": str(a1["source_set"].iloc[0]),
+        "effect": effect(100 * float(a1["gap"].mean()), 100 * float(a1["matched_gap"].mean())),
+    }
+
+
+def selection_facts(table: pd.DataFrame) -> dict:
+    """Gaps before and after the selection-frequency adjustment (points).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The first result of :func:`shifteval.yourrep.analysis.selection_adjusted`.
+
+    Returns
+    -------
+    dict
+        ``n``; mean ``gap`` (original - new) and the mean gaps left after each adjustment (``gap_naive``,
+        ``gap_jack`` (NaN without a jackknife), ``gap_param``); ``n_closer`` (models whose parametric
+        estimate lies between their new and their original accuracy or closes the gap); ``n_excludes``
+        (models whose parametric interval excludes the original accuracy); ``halfwidth`` (median half
+        width of the parametric intervals); ``effect`` (:func:`effect` of the parametric adjustment on the
+        mean gap).
+
+    Examples
+    --------
+    >>> from shifteval.yourrep import analysis, example
+    >>> f = selection_facts(analysis.selection_adjusted(example.tiny(votes=True), n_boot=2)[0])
+    >>> f["n"], round(f["gap"], 1)
+    (4, 17.5)
+    """
+    o, n = table["acc_original"], table["acc_new"]
+    return {
+        "n": len(table),
+        "gap": 100 * float((o - n).mean()),
+        "gap_naive": 100 * float((o - table["naive"]).mean()),
+        "gap_jack": 100 * float((o - table["jackknife"]).mean()),
+        "gap_param": 100 * float((o - table["parametric"]).mean()),
+        "n_closer": int(((o - table["parametric"]).abs() < (o - n).abs()).sum()),
+        "n_excludes": int(((table["parametric_high"] < o) | (table["parametric_low"] > o)).sum()),
+        "halfwidth": 100 * float(((table["parametric_high"] - table["parametric_low"]) / 2).median()),
+        "effect": effect(100 * float((o - n).mean()), 100 * float((o - table["parametric"]).mean())),
+    }
+
+
+def mlm_facts(result: dict) -> dict:
+    """The MLM's agreement with the confusions and between the two sets.
+
+    Parameters
+    ----------
+    result : dict
+        :func:`shifteval.yourrep.analysis.mlm_of_best`.
+
+    Returns
+    -------
+    dict
+        ``model``, ``rho_original``, ``rho_new`` (Spearman with the confusion rates), ``stability``
+        (Spearman between the two sets' MLMs) and its words ``agree`` (:func:`agreement`).
+
+    Examples
+    --------
+    >>> mlm_facts({"model": "m", "rho": {"original": 0.5, "new": 0.4}, "stability": 0.9})["agree"]
+    'closely'
+    """
+    out = {"model": result["model"], "stability": float(result["stability"])}
+    out |= {f"rho_{s}": float(r) for s, r in result["rho"].items()}
+    out["agree"] = agreement(out["stability"])
+    return out
+
+
+def label_free_facts(new: pd.DataFrame, rmse: pd.Series) -> dict:
+    """How the label-free estimators fare on the new set, whose labels you have.
+
+    Parameters
+    ----------
+    new : pandas.DataFrame
+        The first table of :func:`shifteval.yourrep.analysis.label_free_table`.
+    rmse : pandas.Series
+        :func:`shifteval.yourrep.analysis.rmse_by_method`.
+
+    Returns
+    -------
+    dict
+        ``n``, ``best``/``worst`` methods with their RMSE (points), ``n_over`` (models whose average
+        confidence exceeds their new accuracy).
+
+    Examples
+    --------
+    >>> from shifteval.yourrep import analysis, example
+    >>> new, _ = analysis.label_free_table(example.tiny())
+    >>> label_free_facts(new, analysis.rmse_by_method(new))["n"]
+    4
+    """
+    return {
+        "n": len(new),
+        "best": str(rmse.index[0]),
+        "rmse_best": float(rmse.iloc[0]),
+        "worst": str(rmse.index[-1]),
+        "rmse_worst": float(rmse.iloc[-1]),
+        "n_over": int((new["average_confidence"] > new["truth"]).sum()),
+    }
