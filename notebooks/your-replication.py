@@ -53,19 +53,19 @@
 # {term}`fraction unmatched`, {term}`MLM`.
 
 # %% tags=["parameters"]
-data_dir = None
-data_fingerprint = ""
-world = {}
-zoo_size = "default"
-new = "matchedfrequency"
-unlabeled = "threshold0.7"
-reannotators = 40
-n_boot = 10_000
-n_boot_images = 1000
-eps = 0.005
-n_runs = 10
-n_boot_selection = 100
-seed = 0
+data_dir = None  # your folder (see shifteval run your-replication --data DIR); None: the worked example
+data_fingerprint = ""  # set by --data: a hash of the folder's files, so a changed folder re-runs the chapter
+world = {}  # replication-world settings of the worked example (WorldConfig overrides)
+zoo_size = "default"  # the worked example's zoo: "default" (31 models) or "smoke"
+new = "matchedfrequency"  # the worked example's new test set (a replicated set of the world)
+unlabeled = "threshold0.7"  # the worked example's unlabeled third set
+reannotators = 40  # fresh votes per image in the worked example
+n_boot = 10_000  # bootstrap replicates of the fits over models
+n_boot_images = 1000  # replicates of the bootstrap over models and images
+eps = 0.005  # matching tolerance ε of Algorithms 1 and 2 (the paper's 0.005)
+n_runs = 10  # random matchings averaged
+n_boot_selection = 100  # bootstrap samples of the parametric selection estimator
+seed = 0  # seed of every random draw
 
 # %% tags=["remove-stderr"]
 import tempfile

@@ -329,7 +329,8 @@ def parameter_docs(source_text: str) -> list[dict[str, Any]]:
             default = None
         text = comments.get(node.end_lineno or node.lineno) or comments.get(node.lineno, "")
         if not text:  # the comment lines right above the assignment
-            above, row = [], node.lineno - 1
+            above: list[str] = []
+            row = node.lineno - 1
             while row >= 1 and lines[row - 1].lstrip().startswith("#"):
                 above.insert(0, comments.get(row, ""))
                 row -= 1

@@ -12,6 +12,8 @@ folder to them and collects what they return.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -267,7 +269,7 @@ def selection_adjusted(
     (k1, n1), (k2, n2) = data.votes["original"], data.votes["new"]
     f = data.correct["new"]
     naive = selection.naive_adjusted_accuracy(k1, k2, f, (n1, n2))
-    notes = {"n_votes": sorted({int(v) for v in np.concatenate([n1, n2])}), "jackknife": None}
+    notes: dict[str, Any] = {"n_votes": sorted({int(v) for v in np.concatenate([n1, n2])}), "jackknife": None}
     jack, se = np.full(len(f), np.nan), np.full(len(f), np.nan)
     if min(n1.min(), n2.min()) < 2:
         notes["jackknife"] = "some image has fewer than 2 votes (leaving one annotator out leaves none)"

@@ -283,37 +283,37 @@ def load_folder(path: str | Path) -> ReplicationData:
         problems.append(
             f"{pred_dir}: no model folders; expected predictions/<model>/original.npz and new.npz"
         )
-    correct = {s: [] for s in SETS}
+    correct: dict[str, list[np.ndarray]] = {s: [] for s in SETS}
     probs: dict = {s: {} for s in (*SETS, UNLABELED)}
     kinds = {}
     for m in models:
-        got = {}
+        got: dict[str, tuple | None] = {}
         for s in SETS:
             f = pred_dir / m / f"{s}.npz"
+            lab = labels[s]
             if not f.is_file():
                 problems.append(f"{f}: missing; expected the predictions of model {m!r} on the {s} set")
-            elif labels[s] is not None:
-                got[s] = _read_prediction(f, labels[s], k, problems)
-        if len(got) == 2 and all(v is not None for v in got.values()):
+            elif lab is not None:
+                got[s] = _read_prediction(f, lab, k, problems)
+        ready = {s: v for s, v in got.items() if v is not None}
+        if len(ready) == 2:
             for s in SETS:
-                correct[s].append(got[s][1])
-                if got[s][2] is not None:
-                    probs[s][m] = got[s][2]
-            kinds[m] = max((got[s][0] for s in SETS), key=KINDS.index)
+                correct[s].append(ready[s][1])
+                if ready[s][2] is not None:
+                    probs[s][m] = ready[s][2]
+            kinds[m] = max((ready[s][0] for s in SETS), key=KINDS.index)
         f = pred_dir / m / f"{UNLABELED}.npz"
         if f.is_file():
             arrays = _read_npz(f, problems)
             if arrays is not None and "probs" not in arrays:
                 problems.append(f"{f}: holds {sorted(arrays)}; expected 'probs' (U×K softmax probabilities)")
             elif arrays is not None:
-                p = np.asarray(arrays["probs"])
-                p = _check_probs(f, p, len(p), k, problems) if p.ndim == 2 else None
-                if p is None and np.ndim(arrays["probs"]) != 2:
-                    problems.append(
-                        f"{f}: 'probs' must be a U×K array, got shape {np.shape(arrays['probs'])}"
-                    )
-                elif p is not None:
-                    probs[UNLABELED][m] = p
+                raw = np.asarray(arrays["probs"])
+                checked = _check_probs(f, raw, len(raw), k, problems) if raw.ndim == 2 else None
+                if checked is None and raw.ndim != 2:
+                    problems.append(f"{f}: 'probs' must be a U×K array, got shape {raw.shape}")
+                elif checked is not None:
+                    probs[UNLABELED][m] = checked
     votes = {}
     have = [s for s in SETS if (root / "votes" / f"{s}.npz").is_file()]
     if len(have) == 1:
@@ -323,14 +323,15 @@ def load_folder(path: str | Path) -> ReplicationData:
         )
     elif have:
         for s in SETS:
-            if labels[s] is not None:
-                v = _read_votes(root / "votes" / f"{s}.npz", len(labels[s]), problems)
+            lab = labels[s]
+            if lab is not None:
+                v = _read_votes(root / "votes" / f"{s}.npz", len(lab), problems)
                 if v is not None:
                     votes[s] = v
     if problems:
         raise FolderError(f"{root} is not a valid replication folder:\n- " + "\n- ".join(problems))
     if k is None:
-        k = int(max(labels[s].max() for s in SETS)) + 1
+        k = int(max(np.asarray(labels[s]).max() for s in SETS)) + 1  # every label file was read
     names = {s: str(meta.get(s, s)) for s in (*SETS, UNLABELED)}
     ok = tuple(m for m in models if m in kinds)
     return ReplicationData(

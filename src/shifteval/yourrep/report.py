@@ -6,6 +6,8 @@ the comparisons its claims test (numbers in points where they are accuracy diffe
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -156,7 +158,7 @@ def fit_facts(fits: dict, comparison: pd.DataFrame) -> dict:
     >>> f["closer"] in ("CIFAR-10", "ImageNet"), f["pro_width_images"] > 0
     (True, True)
     """
-    out = {}
+    out: dict[str, Any] = {}
     for scale, p in (("linear", "lin"), ("probit", "pro")):
         fit = fits[scale]["fit"]
         lo, hi = fit.slope_ci
