@@ -65,7 +65,8 @@ def vote_levels(counts: NDArray[np.int64], n: int | NDArray[np.int64]) -> tuple:
     """The distinct (count, n) pairs, each pair's number of items, and each item's pair.
 
     The likelihoods of this module depend on the votes only through these pairs; with one ``n`` for
-    every item the pairs are all ``n + 1`` count values (empty ones included).
+    every item (one number, or an array whose entries are all equal) the pairs are all ``n + 1`` count
+    values (empty ones included), so equal per-item numbers take exactly the scalar path.
 
     Parameters
     ----------
@@ -89,6 +90,8 @@ def vote_levels(counts: NDArray[np.int64], n: int | NDArray[np.int64]) -> tuple:
     >>> levels.tolist(), n.tolist(), hist.tolist(), index.tolist()
     ([0, 2], [3, 2], [1.0, 2.0], [1, 0, 1])
     """
+    if np.ndim(n) > 0 and len(n) and np.all(n == n[0]):  # one n for every item: the scalar path, exactly
+        n = int(n[0])
     if np.ndim(n) == 0:
         levels = np.arange(n + 1)
         return levels, np.full(n + 1, n), np.bincount(counts, minlength=n + 1).astype(float), counts
