@@ -126,3 +126,46 @@ def test_intervals_are_centred_on_the_estimate():
     assert np.allclose(boot["low"], low) and np.allclose(boot["high"], high)
     assert np.allclose((boot["low"] + boot["high"]) / 2, boot["estimate"])
     assert np.allclose(boot["high"] - boot["low"], 2 * 1.959963984540054 * boot["se"])
+
+
+def test_reannotate_draws_a_per_image_number_of_annotators_on_both_sets():
+    from shifteval import selection_study
+
+    s1, s2 = np.full(2000, 0.7), np.full(1500, 0.4)
+    v1, v2 = selection_study.reannotate(s1, s2, [32, 48], seed=0)
+    for votes, s in ((v1, 0.7), (v2, 0.4)):
+        counts, n = selection_study.vote_counts(votes)
+        assert votes.shape[1] == 48 and n.min() == 32 and n.max() == 48 and len(np.unique(n)) == 17
+        assert not np.isnan(votes[:, :32]).any()  # the first lo columns are complete
+        assert abs(counts.sum() / n.sum() - s) < 0.01
+    with pytest.raises(ValueError, match=r"\[lo, hi\]"):
+        selection_study.reannotate(s1, s2, [48, 32], seed=0)
+
+
+def test_redraw_coverage_of_intervals_around_the_estimates():
+    """Nominal coverage with the spread the redraws show; no coverage with a tiny standard error."""
+    from shifteval import selection_study
+
+    rng = np.random.default_rng(6)
+    s1, s2 = rng.beta(A1, B1, 1500), rng.beta(A2, B2, 1500)
+    correct = rng.random((3, 1500)) < g(s2)
+    tiny = {"jackknife": np.full(3, 1e-6), "parametric": np.full(3, 1e-6)}
+    out = selection_study.redraw_coverage(s1, s2, correct, [6, 10], tiny, 8, seed=0, k=1)
+    assert {c["empirical"] for c in out["coverage"].values()} == {0.0}
+    wide = {k: np.full(3, v / 100) for k, v in out["per_model_sd"].items()}  # the redraws' own spread
+    out = selection_study.redraw_coverage(s1, s2, correct, [6, 10], wide, 8, seed=0, k=1)
+    assert all(c["empirical"] >= 0.6 and c["redraws"] == 8 for c in out["coverage"].values())
+    with pytest.raises(ValueError, match="parametric"):
+        selection_study.redraw_coverage(s1, s2, correct, 6, {"jackknife": [0.1] * 3}, 2, seed=0)
+
+
+def test_fig6_refuses_an_estimate_outside_its_interval():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from shifteval.viz import selection_bias
+
+    v1 = np.array([0.7, 0.8, 0.9])
+    est = {"jackknife": v1 - 0.05, "parametric": v1 - 0.04}
+    with pytest.raises(ValueError, match="jackknife estimate"):
+        selection_bias.fig6_estimates(v1, v1 - 0.1, est, v1, v1 - 0.04, v1, v1 - 0.06, v1, n_boot=10)
