@@ -797,7 +797,9 @@ R.say(
 # ### Fewer annotators, other mixtures (App. F.2-F.3, Figures 13-14)
 #
 # Engstrom et al. refit the parametric model with fewer annotators and with more components and "obtain
-# similar results". The world refits with the first $m$ fresh votes and with $k$ components:
+# similar results", "even as we increase the number of parameters by more than four-fold" (App. F.3,
+# Figure 14): a mixture of $k$ betas has $3k - 1$ parameters, so from $k = 3$ (8 parameters) to about
+# $k = 11$ (32). The world refits with the first $m$ fresh votes and with $k$ up to 11 components:
 
 # %%
 sweeps = selection_study.parametric_sweeps(
@@ -806,7 +808,7 @@ sweeps = selection_study.parametric_sweeps(
     correct_v2,
     truth,
     [m for m in (10, 20, 40) if m <= reannotators],
-    (1, 2, 3, 5),
+    (1, 2, 3, 5, 8, 11),
     k=mixture_components,
     seed=seed,
 )
