@@ -36,6 +36,7 @@
 world = {}
 zoo_size = "default"
 reannotators = 40
+reannotator_range = None  # [lo, hi]: each image its own number of fresh annotators (replaces `reannotators`)
 mixture_components = 3
 n_boot = 450
 seed = 0
@@ -114,7 +115,10 @@ R.say(toy_simulation_matches_eq1, toy_v2_shifted)
 # %% [markdown]
 # ## The world's v1 and MatchedFrequency, re-annotated
 #
-# The re-annotation round described above: `reannotators` fresh votes per image.
+# The re-annotation round described above: `reannotators` fresh votes per image, or, with
+# `reannotator_range = [lo, hi]` (the `real` parameter set), each image of both sets its own number of annotators between the
+# two, as real crowds give; the estimators then use every image's own votes, while the figures and the
+# annotator sweeps use the first `lo` votes, which every image has.
 
 # %% tags=["remove-stderr"]
 from shifteval import zoo as zoos
@@ -123,10 +127,16 @@ w = worlds.build_world(world)
 zoo = zoos.build_zoo(w, zoos.default_zoo(zoo_size))
 v1, v2 = w.split_index("v1"), w.split_index("matchedfrequency")
 s1, s2 = w.examples.s.to_numpy()[v1], w.examples.s.to_numpy()[v2]
-votes1, votes2 = selection_study.reannotate(s1, s2, reannotators, seed)
-c1, c2 = votes1.sum(1), votes2.sum(1)
+fresh = reannotator_range or reannotators
+votes1, votes2 = selection_study.reannotate(s1, s2, fresh, seed)
+(c1, n1), (c2, n2) = selection_study.vote_counts(votes1), selection_study.vote_counts(votes2)
+n_votes = (n1, n2)  # one number, or one per image when `reannotators` is a range [lo, hi]
+lo = int(np.min(np.r_[n1, n2]))  # every image has its first `lo` votes: the figures and sweeps use those
+full1, full2 = votes1[:, :lo], votes2[:, :lo]
 correct_v1, correct_v2, models = zoo.correct("v1"), zoo.correct("matchedfrequency"), zoo.names
-viz.figure("selection-bias-paper-fig4", viz.selection_bias.fig4_fresh_frequencies(c1, c2, reannotators))
+viz.figure(
+    "selection-bias-paper-fig4", viz.selection_bias.fig4_fresh_frequencies(full1.sum(1), full2.sum(1), lo)
+)
 
 # %% [markdown]
 # ```{glue:figure} selection-bias-paper-fig4
@@ -146,7 +156,7 @@ viz.figure("selection-bias-paper-fig4", viz.selection_bias.fig4_fresh_frequencie
 # %%
 pool_pos = pd.Series(np.arange(len(w.split_index("pool"))), index=w.split_index("pool"))
 in_sample = (w.replication.v1_freq, w.replication.pool_freq[pool_pos[v2].to_numpy()])
-table1 = selection_study.frequency_table(in_sample, (votes1, votes2), (s1, s2))
+table1 = selection_study.frequency_table(in_sample, (full1, full2), (s1, s2))
 R.record({"selection_frequency": table1.to_dict(orient="index")})
 viz.table("selection-bias-sec3-remeasurement", table1.round(3))
 
@@ -195,15 +205,15 @@ R.say(table1_in_sample_alike, table1_held_out_gap)
 # recomputes it using the first $m$ of the fresh annotators.
 
 # %%
-sizes = [m for m in (1, 2, 3, 5, 8, 10, 15, 20, 30, 40) if m <= reannotators]
-naive_curve = selection.naive_by_annotators(votes1, votes2, correct_v2, sizes)  # sizes x models
+sizes = [m for m in (1, 2, 3, 5, 8, 10, 15, 20, 30, 40) if m <= lo]
+naive_curve = selection.naive_by_annotators(full1, full2, correct_v2, sizes)  # sizes x models
 truth = selection.true_adjusted_accuracy(s1, s2, correct_v2)
 curve = selection_study.naive_error_curve(sizes, naive_curve, truth)
 R.record({"naive_error_curve": curve})
 best = int(np.argmax(correct_v1.mean(1)))
 viz.figure(
     "selection-bias-paper-fig5",
-    viz.selection_bias.fig5_naive(votes2, s2, correct_v2[best], models[best], curve),
+    viz.selection_bias.fig5_naive(full2, s2, correct_v2[best], models[best], curve),
 )
 
 # %% tags=["remove-input"]
@@ -285,13 +295,13 @@ R.say(naive_error_shrinks, naive_error_not_linear)
 #   its own number of annotators); Eq. (7) then weights each vote number $n$ by its share $P(n)$ of v2's images.
 
 # %% tags=["remove-stderr"]
-naive = selection.naive_adjusted_accuracy(c1, c2, correct_v2, reannotators)
+naive = selection.naive_adjusted_accuracy(c1, c2, correct_v2, n_votes)
 jack = selection.jackknife_adjusted_accuracy(votes1, votes2, correct_v2)
 param, fitted = selection.parametric_adjusted_accuracy(
-    c1, c2, correct_v2, reannotators, k=mixture_components, seed=seed
+    c1, c2, correct_v2, n_votes, k=mixture_components, seed=seed
 )
 boot = selection.bootstrap_parametric(
-    c1, c2, correct_v2, reannotators, n_boot=n_boot, seed=seed, k=mixture_components, progress=True
+    c1, c2, correct_v2, n_votes, n_boot=n_boot, seed=seed, k=mixture_components, progress=True
 )
 boot_low, boot_high = boot["low"], boot["high"]
 jboot = selection.bootstrap_jackknife(votes1, votes2, correct_v2, n_boot=n_boot, seed=seed, progress=True)
@@ -378,9 +388,9 @@ R.say(
 # ```
 
 # %%
-panels = [("v1", c1, s1, fitted["p1"]), ("MatchedFrequency", c2, s2, fitted["p2"])]
-viz.figure("selection-bias-paper-fig7", viz.selection_bias.fig7_mixtures(panels, reannotators))
-mass = {name: selection_study.mass_above(c, reannotators, mix, s) for name, c, s, mix in panels}
+panels = [("v1", full1.sum(1), s1, fitted["p1"]), ("MatchedFrequency", full2.sum(1), s2, fitted["p2"])]
+viz.figure("selection-bias-paper-fig7", viz.selection_bias.fig7_mixtures(panels, lo))
+mass = {name: selection_study.mass_above(c, lo, mix, s) for name, c, s, mix in panels}
 R.record(
     {
         "mass_above_0.9": mass,
@@ -398,9 +408,9 @@ narrower = R.claim(
     "Deconvolving the vote noise narrows the distribution: the fitted v1 mixture's standard deviation is "
     "{sf:.3f} against {so:.3f} for the observed frequencies (true: {st:.3f}), and it puts {f:.3f} of its mass "
     "above s = 0.9 against the {o:.3f} of images observed there.",
-    p1_fit.variance < np.var(c1 / reannotators) and m1["fitted"] < m1["observed"],
+    p1_fit.variance < np.var(c1 / n1) and m1["fitted"] < m1["observed"],
     sf=p1_fit.variance**0.5,
-    so=np.std(c1 / reannotators),
+    so=np.std(c1 / n1),
     st=np.std(s1),
     f=m1["fitted"],
     o=m1["observed"],
@@ -451,7 +461,7 @@ closer = float((np.abs(param - truth) < np.abs(naive - truth)).mean())
 decomp = selection.gap_decomposition(acc_v1, acc_v2, param)
 se = {"jackknife": jboot["se"], "parametric": boot["se"]}
 redrawn = selection_study.redraw_coverage(
-    s1, s2, correct_v2, reannotators, se, redraws, seed, k=mixture_components, fitted=fitted
+    s1, s2, correct_v2, fresh, se, redraws, seed, k=mixture_components, fitted=fitted
 )
 
 # %% tags=["remove-input"]
@@ -757,7 +767,7 @@ R.say(
 
 # %%
 jack_sizes = [m for m in sizes if m >= 2]
-jack_curve = selection_study.jackknife_by_annotators(votes1, votes2, correct_v2, jack_sizes)
+jack_curve = selection_study.jackknife_by_annotators(full1, full2, correct_v2, jack_sizes)
 viz.figure(
     "selection-bias-paper-fig12",
     viz.selection_bias_appendix.fig12_jackknife_by_annotators(jack_sizes, jack_curve, models, truth),
@@ -803,11 +813,11 @@ R.say(
 
 # %%
 sweeps = selection_study.parametric_sweeps(
-    votes1,
-    votes2,
+    full1,
+    full2,
     correct_v2,
     truth,
-    [m for m in (10, 20, 40) if m <= reannotators],
+    [m for m in (10, 20, 40) if m <= lo],
     (1, 2, 3, 5, 8, 11),
     k=mixture_components,
     seed=seed,

@@ -169,3 +169,15 @@ def test_fig6_refuses_an_estimate_outside_its_interval():
     est = {"jackknife": v1 - 0.05, "parametric": v1 - 0.04}
     with pytest.raises(ValueError, match="jackknife estimate"):
         selection_bias.fig6_estimates(v1, v1 - 0.1, est, v1, v1 - 0.04, v1, v1 - 0.06, v1, n_boot=10)
+
+
+def test_bootstrap_interval_is_around_the_estimate_parametric_returns():
+    rng = np.random.default_rng(7)
+    n1, n2 = rng.integers(5, 9, 800), rng.integers(5, 9, 800)
+    s2 = rng.beta(3, 2, 800)
+    c1, c2 = rng.binomial(n1, rng.beta(5, 2, 800)), rng.binomial(n2, s2)
+    correct = rng.random((2, 800)) < g(s2)
+    est, _ = selection.parametric_adjusted_accuracy(c1, c2, correct, (n1, n2), k=2, seed=3)
+    boot = selection.bootstrap_parametric(c1, c2, correct, (n1, n2), n_boot=2, k=2, seed=3)
+    assert np.array_equal(boot["estimate"], est)
+    assert np.all((boot["low"] <= est) & (est <= boot["high"]))

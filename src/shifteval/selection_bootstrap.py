@@ -224,7 +224,8 @@ def bootstrap_parametric(
     ci : float
         Nominal coverage of the interval.
     seed : int or numpy.random.Generator
-        Seed of the resampling (and of the full-sample fit's random starts).
+        Seed of the resampling and of the full-sample fit's random starts (with an integer seed the
+        full-sample estimate is :func:`parametric_adjusted_accuracy`'s with the same seed).
     progress : bool
         Show a progress bar.
 
@@ -253,8 +254,10 @@ def bootstrap_parametric(
     f = _check_correct(correct_v2, len(c2), "correct_v2")
     n_boot = validation.positive_int(n_boot, "n_boot", minimum=2)
     ci = validation.fraction(ci, "ci")
+    # the full-sample fit as parametric_adjusted_accuracy makes it with the same seed: the interval is
+    # built around the estimate that function returns
+    est, fitted = parametric_adjusted_accuracy(c1, c2, f, (n1, n2), k=k, n_basis=n_basis, seed=seed)
     rng = np.random.default_rng(seed)
-    est, fitted = parametric_adjusted_accuracy(c1, c2, f, (n1, n2), k=k, n_basis=n_basis, seed=rng)
     lv1, nv1, _, idx1 = vote_levels(c1, n1)
     lv2, nv2, _, idx2 = vote_levels(c2, n2)
     draws = np.empty((n_boot, len(f)))

@@ -291,7 +291,7 @@ def fig7_mixtures(
                 label="true s (world)")  # fmt: skip
         ax.plot(grid, mix.pdf(grid), lw=2, color="C1", label="fitted mixture p(s)")
         k = np.arange(annotators + 1)
-        ax.plot(k / annotators, mix.pmf(k) * annotators, ".", color="C2", label="implied p(ŝ)")
+        ax.plot(k / annotators, mix.pmf(k, annotators) * annotators, ".", color="C2", label="implied p(ŝ)")
         ax.set_title(name)
         ax.set_xlabel("selection frequency")
         ax.legend(fontsize="x-small", loc="upper left")
