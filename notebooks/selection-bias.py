@@ -36,13 +36,14 @@
 world = {}
 zoo_size = "default"
 reannotators = 40
+reannotator_range = None  # [lo, hi]: each image its own number of fresh annotators (replaces `reannotators`)
 mixture_components = 3
-n_boot = 400
+n_boot = 450
 seed = 0
 toy_alpha = 2.0
 toy_beta = 3.0
 toy_samples = 1_000_000
-redraws = 5
+redraws = 50
 rematch_rounds = 3
 
 # %%
@@ -115,7 +116,10 @@ R.say(toy_simulation_matches_eq1, toy_v2_shifted)
 # %% [markdown]
 # ## The world's v1 and MatchedFrequency, re-annotated
 #
-# The re-annotation round described above: `reannotators` fresh votes per image.
+# The re-annotation round described above: `reannotators` fresh votes per image, or, with
+# `reannotator_range = [lo, hi]` (the `real` parameter set), each image of both sets its own number of annotators between the
+# two, as real crowds give; the estimators then use every image's own votes, while the figures and the
+# annotator sweeps use the first `lo` votes, which every image has.
 
 # %% tags=["remove-stderr"]
 from shifteval import zoo as zoos
@@ -124,10 +128,16 @@ w = worlds.build_world(world)
 zoo = zoos.build_zoo(w, zoos.default_zoo(zoo_size))
 v1, v2 = w.split_index("v1"), w.split_index("matchedfrequency")
 s1, s2 = w.examples.s.to_numpy()[v1], w.examples.s.to_numpy()[v2]
-votes1, votes2 = selection_study.reannotate(s1, s2, reannotators, seed)
-c1, c2 = votes1.sum(1), votes2.sum(1)
+fresh = reannotator_range or reannotators
+votes1, votes2 = selection_study.reannotate(s1, s2, fresh, seed)
+(c1, n1), (c2, n2) = selection_study.vote_counts(votes1), selection_study.vote_counts(votes2)
+n_votes = (n1, n2)  # one number, or one per image when `reannotators` is a range [lo, hi]
+lo = int(np.min(np.r_[n1, n2]))  # every image has its first `lo` votes: the figures and sweeps use those
+full1, full2 = votes1[:, :lo], votes2[:, :lo]
 correct_v1, correct_v2, models = zoo.correct("v1"), zoo.correct("matchedfrequency"), zoo.names
-viz.figure("selection-bias-paper-fig4", viz.selection_bias.fig4_fresh_frequencies(c1, c2, reannotators))
+viz.figure(
+    "selection-bias-paper-fig4", viz.selection_bias.fig4_fresh_frequencies(full1.sum(1), full2.sum(1), lo)
+)
 
 # %% [markdown]
 # ```{glue:figure} selection-bias-paper-fig4
@@ -147,7 +157,7 @@ viz.figure("selection-bias-paper-fig4", viz.selection_bias.fig4_fresh_frequencie
 # %%
 pool_pos = pd.Series(np.arange(len(w.split_index("pool"))), index=w.split_index("pool"))
 in_sample = (w.replication.v1_freq, w.replication.pool_freq[pool_pos[v2].to_numpy()])
-table1 = selection_study.frequency_table(in_sample, (votes1, votes2), (s1, s2))
+table1 = selection_study.frequency_table(in_sample, (full1, full2), (s1, s2))
 R.record({"selection_frequency": table1.to_dict(orient="index")})
 viz.table("selection-bias-sec3-remeasurement", table1.round(3))
 
@@ -196,15 +206,15 @@ R.say(table1_in_sample_alike, table1_held_out_gap)
 # recomputes it using the first $m$ of the fresh annotators.
 
 # %%
-sizes = [m for m in (1, 2, 3, 5, 8, 10, 15, 20, 30, 40) if m <= reannotators]
-naive_curve = selection.naive_by_annotators(votes1, votes2, correct_v2, sizes)  # sizes x models
+sizes = [m for m in (1, 2, 3, 5, 8, 10, 15, 20, 30, 40) if m <= lo]
+naive_curve = selection.naive_by_annotators(full1, full2, correct_v2, sizes)  # sizes x models
 truth = selection.true_adjusted_accuracy(s1, s2, correct_v2)
 curve = selection_study.naive_error_curve(sizes, naive_curve, truth)
 R.record({"naive_error_curve": curve})
 best = int(np.argmax(correct_v1.mean(1)))
 viz.figure(
     "selection-bias-paper-fig5",
-    viz.selection_bias.fig5_naive(votes2, s2, correct_v2[best], models[best], curve),
+    viz.selection_bias.fig5_naive(full2, s2, correct_v2[best], models[best], curve),
 )
 
 # %% tags=["remove-input"]
@@ -266,8 +276,12 @@ R.say(naive_error_shrinks, naive_error_not_linear)
 # $\int g(s)\,p_1(s)\,ds$ (Eq. 6). Between knots a cubic spline is a cubic polynomial, so every integral
 # against a beta density is computed exactly (regularized incomplete beta functions, no grid: a fitted
 # spike such as Beta(10⁴, 0.01) loses none of its mass). Its confidence intervals come from a bootstrap over
-# images (App. F.1; `n_boot` samples, the paper used 400-450), each sample refitting both mixtures from the
-# full-sample fit and every spline.
+# images (`n_boot` samples; App. F.1: "we perform 450 bootstrapped estimates (over the included images)"),
+# each sample refitting both mixtures from the full-sample fit and every spline. Its interval is the estimate
+# ± 1.96 bootstrap standard errors rather than App. F.1's 2.5% and 97.5% percentiles, and the jackknife's is
+# built the same way from its own bootstrap (below): an interval centred on its estimate always contains it,
+# while the bootstrap of the jackknife draws votes from the fitted mixture and so centres near the mixture
+# model's value rather than on the jackknife estimate.
 # Where this differs from the paper and its released code (MadryLab/dataset-replication-analysis):
 # - our naive estimator renormalises v1's frequency histogram over the levels v2 occupies (Eq. 4 and the
 #   released code do not; a level no v2 image takes says nothing about v2 accuracy);
@@ -277,16 +291,18 @@ R.say(naive_error_shrinks, naive_error_not_linear)
 # - App. F's EM runs plainly from one start; ours bounds the M-step (α, β in [10⁻², 10⁴]), keeps the best of
 #   4 short random starts and finishes with a quasi-Newton step on the full likelihood;
 # - the bootstrap of the jackknife (below) is ours; the paper draws the jackknife with its own standard
-#   error.
+#   error;
+# - every estimator takes a per-image number of votes on both sets (the `real` parameter set gives each image
+#   its own number of annotators); Eq. (7) then weights each vote number $n$ by its share $P(n)$ of v2's images.
 
 # %% tags=["remove-stderr"]
-naive = selection.naive_adjusted_accuracy(c1, c2, correct_v2, reannotators)
+naive = selection.naive_adjusted_accuracy(c1, c2, correct_v2, n_votes)
 jack = selection.jackknife_adjusted_accuracy(votes1, votes2, correct_v2)
 param, fitted = selection.parametric_adjusted_accuracy(
-    c1, c2, correct_v2, reannotators, k=mixture_components, seed=seed
+    c1, c2, correct_v2, n_votes, k=mixture_components, seed=seed
 )
 boot = selection.bootstrap_parametric(
-    c1, c2, correct_v2, reannotators, n_boot=n_boot, seed=seed, k=mixture_components, progress=True
+    c1, c2, correct_v2, n_votes, n_boot=n_boot, seed=seed, k=mixture_components, progress=True
 )
 boot_low, boot_high = boot["low"], boot["high"]
 jboot = selection.bootstrap_jackknife(votes1, votes2, correct_v2, n_boot=n_boot, seed=seed, progress=True)
@@ -322,6 +338,11 @@ fig = viz.selection_bias.fig6_estimates(
 viz.figure("selection-bias-paper-fig6", fig)
 
 # %%
+plotted = {"jackknife": (jack.corrected, jboot), "parametric": (param, boot)}
+outside = {k: int(((e < b["low"]) | (e > b["high"])).sum()) for k, (e, b) in plotted.items()}
+R.record({"fig6_outside_interval": outside})
+
+# %%
 versions = {"unadjusted": acc_v2, "jackknife": jack.corrected, "parametric": param, "ground truth": truth}
 fits = {k: linfit.fit_linear(acc_v1, np.clip(v, 0, 1), n_boot=10_000, seed=seed) for k, v in versions.items()}
 R.record({"slopes": {k: f.slope for k, f in fits.items()}})
@@ -353,8 +374,8 @@ R.say(
 # :name: fig-selection-bias-paper-fig6
 #
 # **Figure 6 analog.** v1 accuracy against v2 accuracy for every model of the zoo: observed (grey),
-# adjusted by each estimator (blue, with 95% percentile intervals of a bootstrap: over images and votes for
-# the jackknife, over images for the parametric estimate) and the world's ground truth (red crosses).
+# adjusted by each estimator (blue, with 95% intervals: the estimate ± 1.96 standard errors of a bootstrap over
+# images and votes for the jackknife, over images for the parametric estimate) and the world's ground truth (red crosses).
 # {numref}`tbl-selection-bias-slopes` gives the slopes of linear fits through each version; Engstrom et al.
 # report a slope of 1.01 ± 0.09 after parametric adjustment instead of 1.13 ± 0.05 on ImageNet (§5.3); their
 # Figure 6 draws the jackknife with its own standard error, which understates its spread here (see below).
@@ -368,9 +389,9 @@ R.say(
 # ```
 
 # %%
-panels = [("v1", c1, s1, fitted["p1"]), ("MatchedFrequency", c2, s2, fitted["p2"])]
-viz.figure("selection-bias-paper-fig7", viz.selection_bias.fig7_mixtures(panels, reannotators))
-mass = {name: selection_study.mass_above(c, reannotators, mix, s) for name, c, s, mix in panels}
+panels = [("v1", full1.sum(1), s1, fitted["p1"]), ("MatchedFrequency", full2.sum(1), s2, fitted["p2"])]
+viz.figure("selection-bias-paper-fig7", viz.selection_bias.fig7_mixtures(panels, lo))
+mass = {name: selection_study.mass_above(c, lo, mix, s) for name, c, s, mix in panels}
 R.record(
     {
         "mass_above_0.9": mass,
@@ -388,9 +409,9 @@ narrower = R.claim(
     "Deconvolving the vote noise narrows the distribution: the fitted v1 mixture's standard deviation is "
     "{sf:.3f} against {so:.3f} for the observed frequencies (true: {st:.3f}), and it puts {f:.3f} of its mass "
     "above s = 0.9 against the {o:.3f} of images observed there.",
-    p1_fit.variance < np.var(c1 / reannotators) and m1["fitted"] < m1["observed"],
+    p1_fit.variance < np.var(c1 / n1) and m1["fitted"] < m1["observed"],
     sf=p1_fit.variance**0.5,
-    so=np.std(c1 / reannotators),
+    so=np.std(c1 / n1),
     st=np.std(s1),
     f=m1["fitted"],
     o=m1["observed"],
@@ -439,7 +460,10 @@ summary = pd.DataFrame(
 viz.table("selection-bias-errors", summary.round(2))
 closer = float((np.abs(param - truth) < np.abs(naive - truth)).mean())
 decomp = selection.gap_decomposition(acc_v1, acc_v2, param)
-redrawn = selection_study.redraw_errors(s1, s2, correct_v2, reannotators, redraws, seed, k=mixture_components)
+se = {"jackknife": jboot["se"], "parametric": boot["se"]}
+redrawn = selection_study.redraw_coverage(
+    s1, s2, correct_v2, fresh, se, redraws, seed, k=mixture_components, fitted=fitted
+)
 
 # %% tags=["remove-input"]
 b = 100 * errors.mean()
@@ -452,18 +476,10 @@ R.record(
         },
         "fraction_parametric_closer": closer,
         "redraws": redrawn,
+        "coverage": redrawn["coverage"],
         "bootstrap_samples": n_boot,
     }
 )
-
-# %% tags=["remove-input"]
-jk_sd = redrawn["per_model_sd"]["jackknife"]
-uncertainty = {
-    "jackknife": {"empirical_sd": jk_sd, "reported_se": redrawn["jackknife_se"]},
-    "jackknife_bootstrap": {"empirical_sd": jk_sd, "reported_se": 100 * float(np.mean(jboot["se"]))},
-    "parametric": {"empirical_sd": redrawn["per_model_sd"]["parametric"], "reported_se": param_se},
-}
-R.record({"uncertainty_check": uncertainty})
 
 # %% tags=["remove-input"]
 observed_below_truth = R.claim(
@@ -485,9 +501,9 @@ naive_below_truth = R.claim(
 # %% tags=["remove-input"]
 jackknife_error_is_variance = R.claim(
     "jackknife-error-is-variance",
-    "Over {r} fresh vote draws the jackknife's error averages {m:+.2f} points, while a single model's "
-    "jackknife estimate varies from draw to draw with a standard deviation of {sd:.2f} points: its error "
-    "is mostly variance, not bias.",
+    "Over {r} redraws of images and votes from the world the jackknife's error averages {m:+.2f} points, while "
+    "a single model's jackknife estimate varies from redraw to redraw with a standard deviation of {sd:.2f} "
+    "points: its error is mostly variance, not bias.",
     abs(redrawn["mean_error"]["jackknife"]) < redrawn["per_model_sd"]["jackknife"],
     r=redraws,
     m=redrawn["mean_error"]["jackknife"],
@@ -499,20 +515,25 @@ jackknife_se_understates = R.claim(
     "jackknife-se-understates",
     "The jackknife's reported standard error, {se:.2f} points on average, understates that spread: it is "
     "the jackknife's standard error of the naive estimate, not of the corrected one.",
-    redrawn["jackknife_se"] < redrawn["per_model_sd"]["jackknife"],
-    se=redrawn["jackknife_se"],
+    100 * np.mean(jack.std_error) < redrawn["per_model_sd"]["jackknife"],
+    se=100 * np.mean(jack.std_error),
 )
 
 # %% tags=["remove-input"]
-jackknife_bootstrap_covers = R.claim(
-    "jackknife-bootstrap-covers",
-    "The Figure 6 analog therefore draws the jackknife's intervals from a bootstrap over images and votes "
-    "({b} samples; each resampled image gets fresh votes from its posterior frequency under the fitted "
-    "mixture): its standard error, {jb:.2f} points, exceeds the spread over vote draws, which holds the "
-    "images fixed and measures the votes' noise alone.",
-    100 * np.mean(jboot["se"]) >= redrawn["per_model_sd"]["jackknife"],
+cover = {k: v["empirical"] for k, v in redrawn["coverage"].items()}
+intervals_cover = R.claim(
+    "intervals-cover",
+    "The Figure 6 analog therefore draws both estimators' intervals as the estimate ± 1.96 standard errors of a "
+    "bootstrap ({b} samples; for the jackknife over images and votes, each resampled image getting fresh "
+    "votes from its posterior frequency under the fitted mixture, a standard error of {jb:.2f} points). Over "
+    "{r} redraws of images and votes from the world these intervals contain the truth for {cj:.0%} of the "
+    "(redraw, model) pairs with the jackknife and {cp:.0%} with the parametric estimate, against a nominal 95%.",
+    all(0.90 <= c <= 0.99 for c in cover.values()),
     b=n_boot,
     jb=100 * np.mean(jboot["se"]),
+    r=redraws,
+    cj=cover["jackknife"],
+    cp=cover["parametric"],
 )
 
 # %% tags=["remove-input"]
@@ -524,9 +545,9 @@ R.say(
     "of the models.",
     jackknife_error_is_variance,
     jackknife_se_understates,
-    jackknife_bootstrap_covers,
+    intervals_cover,
     f"The parametric estimate's bootstrap (over images, {n_boot} samples) implies a standard error of "
-    f"{param_se:.2f} points against its spread over draws of {redrawn['per_model_sd']['parametric']:.2f}.",
+    f"{param_se:.2f} points against its spread over the redraws of {redrawn['per_model_sd']['parametric']:.2f}.",
     f"With the parametric estimate, the mean v1–v2 gap of {100 * decomp['accuracy_gap'].mean():.1f} points splits "
     f"(Eq. 2) into {100 * decomp['selection_gap'].mean():.1f} points of selection gap and "
     f"{100 * decomp['bias_corrected_gap'].mean():.1f} points of bias-corrected gap.",
@@ -589,7 +610,7 @@ gap_sequence_jackknife = R.claim(
 gap_sequence_jackknife_overshoots = R.claim(
     "gap-sequence-jackknife-overshoots",
     "The ground truth is {t:.2f}: in this draw the jackknife overshoots it "
-    "by {x:.2f} points ({r:.1f} times the standard deviation of its mean error over the vote draws above), "
+    "by {x:.2f} points ({r:.1f} times the standard deviation of its mean error over the redraws above), "
     "and the parametric estimate misses it by less, {p:.2f}. On ImageNet the paper expects the jackknife to "
     "underestimate the correction (App. E); in the world it overshoots in this draw and averages {mj:+.2f} "
     "points over the redraws.",
@@ -668,8 +689,8 @@ d1_shrinks = R.claim(
 d1_noise_free_below = R.claim(
     "d1-noise-free-below",
     "Matching on the true frequencies leaves {nf:.1f} points, less than the mean gap at "
-    "any m: the part of the gap that more annotators remove is selection bias; what remains comes from "
-    "matching on five coarse frequency bins (§2's other source of bias), not from vote noise.",
+    "any m: the part of the gap that more annotators remove is selection bias; what remains does not come from "
+    "vote noise, since this matching uses no votes.",
     gaps["noise_free"] < min(g),
     nf=gaps["noise_free"],
 )
@@ -722,9 +743,9 @@ R.say(
     R.claim(
         "d2-unlike-paper",
         "Unlike the paper, where the in-sample frequencies agree (0.71 and 0.71) and the bias is "
-        '"undetectable without heldout samples", v1\'s 10-vote frequencies already differ in-sample ({a:+.3f}): they '
-        "fall into the five matching bins differently from the replication's 5-vote ones; with 5 votes on both "
-        "sides they agree to {b:+.3f}. The world's held-out gap ({h:.3f}) is also several times the paper's 0.02.",
+        '"undetectable without heldout samples", v1\'s 10-vote frequencies already differ in-sample from the '
+        "replication's 5-vote ones ({a:+.3f}); with 5 votes on both sides they agree to {b:+.3f}. The world's "
+        "held-out gap ({h:.3f}) is also several times the paper's 0.02.",
         abs(i10) > abs(i5) and -d2_gaps["v1 from 10 votes"][1] > 0.02,
         a=i10,
         b=i5,
@@ -747,7 +768,7 @@ R.say(
 
 # %%
 jack_sizes = [m for m in sizes if m >= 2]
-jack_curve = selection_study.jackknife_by_annotators(votes1, votes2, correct_v2, jack_sizes)
+jack_curve = selection_study.jackknife_by_annotators(full1, full2, correct_v2, jack_sizes)
 viz.figure(
     "selection-bias-paper-fig12",
     viz.selection_bias.fig12_jackknife_by_annotators(jack_sizes, jack_curve, models, truth),
@@ -767,8 +788,8 @@ R.say(
     R.claim(
         "fig12-jackknife-improves",
         "Averaged over models, the jackknife's absolute error falls from {e0:.2f} "
-        "points with {n0} annotators to {e1:.2f} with {n1}, not steadily (smallest: {em:.2f} with {nm}): with the "
-        "images fixed, a single draw of votes moves every model's estimate together (over the redraws above, the "
+        "points with {n0} annotators to {e1:.2f} with {n1}, not steadily (smallest: {em:.2f} with {nm}): a "
+        "single draw of images and votes moves every model's estimate together (over the redraws above, the "
         "mean error over models varies with SD {sm:.2f} points, far more than independent per-model errors of SD "
         "{sd:.2f} would give, {ind:.2f}).",
         not_steady and sd_mean > 2 * sd_model / np.sqrt(len(models)),
@@ -787,16 +808,18 @@ R.say(
 # ### Fewer annotators, other mixtures (App. F.2-F.3, Figures 13-14)
 #
 # Engstrom et al. refit the parametric model with fewer annotators and with more components and "obtain
-# similar results". The world refits with the first $m$ fresh votes and with $k$ components:
+# similar results", "even as we increase the number of parameters by more than four-fold" (App. F.3,
+# Figure 14): a mixture of $k$ betas has $3k - 1$ parameters, so from $k = 3$ (8 parameters) to about
+# $k = 11$ (32). The world refits with the first $m$ fresh votes and with $k$ up to 11 components:
 
 # %%
 sweeps = selection_study.parametric_sweeps(
-    votes1,
-    votes2,
+    full1,
+    full2,
     correct_v2,
     truth,
-    [m for m in (10, 20, 40) if m <= reannotators],
-    (1, 2, 3, 5),
+    [m for m in (10, 20, 40) if m <= lo],
+    (1, 2, 3, 5, 8, 11),
     k=mixture_components,
     seed=seed,
 )

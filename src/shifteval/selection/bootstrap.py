@@ -3,7 +3,7 @@
 - :func:`bootstrap_parametric`: the paper's bootstrap of the parametric estimate over images (App. F.1);
 - :func:`bootstrap_jackknife`: a bootstrap of the jackknife estimate over images *and* votes.
 
-Both call the estimators of :mod:`shifteval.selection.estimators`.
+Both are re-exported by :mod:`shifteval.selection`, whose estimators they call.
 """
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ from .parametric import (
     _fit_levels,
     _fit_splines,
     fit_betabinomial_mixture,
+    n_shares,
     per_set,
     vote_levels,
 )
 
 
 def posterior_frequencies(
-    mixture: BetaBinomialMixture, counts: ArrayLike, n: int, rng: np.random.Generator
+    mixture: BetaBinomialMixture, counts: ArrayLike, n: int | ArrayLike, rng: np.random.Generator
 ) -> np.ndarray:
     """Draw each item's true selection frequency from its posterior under a fitted mixture.
 
@@ -38,8 +39,8 @@ def posterior_frequencies(
     mixture : BetaBinomialMixture
     counts : array_like of int
         "Yes" votes per item.
-    n : int
-        Votes per item.
+    n : int or array_like of int
+        Votes per item: one number, or one per item.
     rng : numpy.random.Generator
 
     Returns
@@ -52,17 +53,46 @@ def posterior_frequencies(
     >>> s = posterior_frequencies(mix, np.full(20_000, 10), 10, np.random.default_rng(0))
     >>> round(float(s.mean()), 2)  # Beta(12, 2) has mean 12/14
     0.86
+    >>> s = posterior_frequencies(mix, np.full(20_000, 10), np.full(20_000, 20), np.random.default_rng(0))
+    >>> round(float(s.mean()), 2)  # Beta(12, 12)
+    0.5
     """
-    k = np.asarray(counts)
-    levels = np.arange(n + 1)  # the responsibilities depend on k alone: n + 1 columns, not one per item
+    k = np.asarray(counts, dtype=np.int64)
+    # the responsibilities depend on (k, n) alone: one column per distinct pair, not one per item
+    levels, n_levels, _, index = vote_levels(k, n if np.ndim(n) == 0 else np.asarray(n, dtype=np.int64))
     logp = np.stack([
-        np.log(w) + stats.betabinom.logpmf(levels, n, a, b)
+        np.log(w) + stats.betabinom.logpmf(levels, n_levels, a, b)
         for w, a, b in zip(mixture.weights, mixture.alphas, mixture.betas, strict=True)
     ])  # fmt: skip
     resp = np.exp(logp - logp.max(axis=0))
-    resp = (resp / resp.sum(axis=0))[:, k]
+    resp = (resp / resp.sum(axis=0))[:, index]
     comp = np.minimum((rng.random(len(k))[None, :] > np.cumsum(resp, axis=0)).sum(axis=0), len(resp) - 1)
     return rng.beta(mixture.alphas[comp] + k, mixture.betas[comp] + n - k)
+
+
+def normal_interval(estimate: ArrayLike, se: ArrayLike, ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """The interval ``θ̂ ± z·SE`` around an estimate, ``z`` the normal quantile of coverage ``ci``.
+
+    Parameters
+    ----------
+    estimate, se : array_like
+        Estimates and their standard errors (broadcast together).
+    ci : float
+        Nominal coverage.
+
+    Returns
+    -------
+    low, high : ndarray
+
+    Examples
+    --------
+    >>> low, high = normal_interval([0.5], [0.01])
+    >>> round(float(low[0]), 4), round(float(high[0]), 4)
+    (0.4804, 0.5196)
+    """
+    z = stats.norm.ppf((1 + validation.fraction(ci, "ci")) / 2)
+    est, se = np.asarray(estimate, dtype=float), np.asarray(se, dtype=float)
+    return est - z * se, est + z * se
 
 
 def bootstrap_jackknife(
@@ -85,18 +115,26 @@ def bootstrap_jackknife(
     2x on the default world, as does resampling annotator columns). So each sample resamples v1 and v2
     images (a v2 image keeps every model's correctness), draws each resampled image's true frequency
     from its posterior under a ``k``-component beta-binomial mixture fitted to its set
-    (:func:`posterior_frequencies`), draws fresh votes from it, and recomputes the jackknife. Ours, not
-    the paper's. Needs complete votes.
+    (:func:`posterior_frequencies`), draws fresh votes from it — from the same annotators as the
+    image's own votes, NaN where one of them did not vote — and recomputes the jackknife. Ours, not
+    the paper's.
+
+    The interval is ``θ̂ ± z·SE`` around the full-sample jackknife estimate θ̂ (:func:`normal_interval`),
+    not the percentiles of the samples: the samples draw votes from the fitted mixture, so they centre
+    near the mixture model's value, not on θ̂ (a percentile interval can miss its own estimate), while
+    their spread is the estimate's. A basic-bootstrap interval ``2θ̂ − q`` would carry the same offset
+    between model and jackknife, mirrored.
 
     Parameters
     ----------
     votes_v1, votes_v2 : array_like, shape (images, annotators)
-        0/1 votes, the same number of annotators in both.
+        0/1 votes, the same number of annotator columns in both; NaN where an annotator did not vote
+        (every image needs at least two votes).
     correct_v2 : array_like of bool, shape (n_v2,) or (models, n_v2)
     n_boot : int
         Bootstrap samples.
     ci : float
-        Coverage of the percentile interval.
+        Nominal coverage of the interval.
     seed : int or numpy.random.Generator
     k : int
         Mixture components.
@@ -106,45 +144,49 @@ def bootstrap_jackknife(
     Returns
     -------
     dict
-        ``low``, ``high``, ``se`` (per model) and ``samples`` (n_boot x models).
+        ``estimate`` (the jackknife estimate), ``low``, ``high`` (``estimate ± z·se``), ``se`` (the
+        samples' standard deviation), per model, and ``samples`` (n_boot x models).
 
     Raises
     ------
     ValueError
-        On malformed votes or correctness, missing votes, or ``n_boot < 2``.
+        On malformed votes or correctness, an image with fewer than two votes, or ``n_boot < 2``.
 
     Examples
     --------
     >>> rng = np.random.default_rng(0)
-    >>> v1 = (rng.random((300, 6)) < 0.8).astype(int)
-    >>> v2 = (rng.random((300, 6)) < 0.6).astype(int)
+    >>> v1 = (rng.random((300, 6)) < 0.8).astype(float)
+    >>> v2 = (rng.random((300, 6)) < 0.6).astype(float)
+    >>> v2[:100, 0] = np.nan  # a third of v2 has 5 votes, the rest 6
     >>> boot = bootstrap_jackknife(v1, v2, rng.random(300) < 0.7, n_boot=20, k=1)
-    >>> boot["samples"].shape, bool(boot["se"][0] > 0)
-    ((20, 1), True)
+    >>> boot["samples"].shape, bool(boot["se"][0] > 0), bool(boot["low"][0] < boot["estimate"][0] < boot["high"][0])
+    ((20, 1), True, True)
     """
     from .estimators import _check_correct, _check_votes, jackknife_adjusted_accuracy
 
     v1, v2 = _check_votes(votes_v1, "votes_v1"), _check_votes(votes_v2, "votes_v2")
-    if np.isnan(v1).any() or np.isnan(v2).any():
-        raise ValueError("bootstrap_jackknife needs complete votes (no NaN)")
     if v1.shape[1] != v2.shape[1]:
         raise ValueError(f"votes_v1 has {v1.shape[1]} annotators but votes_v2 has {v2.shape[1]}")
     f = _check_correct(correct_v2, len(v2), "correct_v2")
     n_boot = validation.positive_int(n_boot, "n_boot", minimum=2)
     ci = validation.fraction(ci, "ci")
+    estimate = jackknife_adjusted_accuracy(v1, v2, f).corrected  # also checks two votes per image
     rng = np.random.default_rng(seed)
-    n = v1.shape[1]
-    c1, c2 = v1.sum(1).astype(np.int64), v2.sum(1).astype(np.int64)
-    p1, p2 = (fit_betabinomial_mixture(c, n, k=k, seed=rng) for c in (c1, c2))
+    seen1, seen2 = ~np.isnan(v1), ~np.isnan(v2)
+    n1, n2 = seen1.sum(1), seen2.sum(1)
+    c1, c2 = np.nansum(v1, 1).astype(np.int64), np.nansum(v2, 1).astype(np.int64)
+    p1, p2 = (fit_betabinomial_mixture(c, n, k=k, seed=rng) for c, n in ((c1, n1), (c2, n2)))
     draws = np.empty((n_boot, len(f)))
     for b in tqdm(range(n_boot), desc="bootstrap (jackknife)", unit="sample", disable=not progress):
         i1, i2 = rng.integers(0, len(c1), len(c1)), rng.integers(0, len(c2), len(c2))
-        s1, s2 = posterior_frequencies(p1, c1[i1], n, rng), posterior_frequencies(p2, c2[i2], n, rng)
-        fresh1 = (rng.random((len(s1), n)) < s1[:, None]).astype(np.int64)
-        fresh2 = (rng.random((len(s2), n)) < s2[:, None]).astype(np.int64)
-        draws[b] = jackknife_adjusted_accuracy(fresh1, fresh2, f[:, i2]).corrected
-    low, high = np.quantile(draws, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
-    return {"low": low, "high": high, "se": draws.std(axis=0, ddof=1), "samples": draws}
+        fresh = []
+        for p, c, n, seen, i in ((p1, c1, n1, seen1, i1), (p2, c2, n2, seen2, i2)):
+            s = posterior_frequencies(p, c[i], n[i], rng)
+            fresh.append(np.where(seen[i], rng.random(seen[i].shape) < s[:, None], np.nan))
+        draws[b] = jackknife_adjusted_accuracy(fresh[0], fresh[1], f[:, i2]).corrected
+    se = draws.std(axis=0, ddof=1)
+    low, high = normal_interval(estimate, se, ci)
+    return {"estimate": estimate, "low": low, "high": high, "se": se, "samples": draws}
 
 
 def bootstrap_parametric(
@@ -152,31 +194,38 @@ def bootstrap_parametric(
     counts_v2: ArrayLike,
     correct_v2: ArrayLike,
     n_annotators: int | ArrayLike | tuple,
-    n_boot: int = 400,
+    n_boot: int = 450,
     ci: float = 0.95,
     seed: int | np.random.Generator = 0,
     k: int = 3,
     n_basis: int = 8,
     progress: bool = False,
 ) -> dict:
-    """Percentile bootstrap of the parametric estimate, resampling images (Engstrom et al. 2020, App. F.1).
+    """Bootstrap of the parametric estimate, resampling images (Engstrom et al. 2020, App. F.1).
 
-    v1 and v2 images are resampled with replacement independently (a v2 image keeps its counts and
-    every model's correctness); the paper used 400-450 samples. Each sample refits both mixtures and
-    every spline. The mixtures start from the full-sample fit (EM to convergence, then the same
-    quasi-Newton polish), not from fresh random starts: the resampled likelihood's maximum is near the
-    full-sample one, and this makes a sample several times cheaper (``benchmarks/bench_bootstrap.py``).
+    v1 and v2 images are resampled with replacement independently (a v2 image keeps its counts, its
+    number of votes and every model's correctness); the paper used 450 samples (App. F.1). Each sample
+    refits both mixtures and every spline (with the resampled share of each vote number, see
+    :func:`shifteval.selection.parametric.n_shares`). The mixtures start from the full-sample fit (EM to
+    convergence, then the same quasi-Newton polish), not from fresh random starts: the resampled
+    likelihood's maximum is near the full-sample one, and this makes a sample several times cheaper
+    (``benchmarks/bench_selection_bootstrap.py``).
+
+    The interval is ``θ̂ ± z·SE`` around the full-sample estimate (:func:`normal_interval`), as for
+    :func:`bootstrap_jackknife`, so both estimators' intervals are built alike and each contains its
+    estimate; the samples' percentiles are returned too (``percentile_low``, ``percentile_high``).
 
     Parameters
     ----------
     counts_v1, counts_v2, correct_v2, n_annotators, k, n_basis
-        As for :func:`parametric_adjusted_accuracy`.
+        As for :func:`parametric_adjusted_accuracy` (per-image vote numbers on either set allowed).
     n_boot : int
         Bootstrap samples.
     ci : float
-        Coverage of the percentile interval.
+        Nominal coverage of the interval.
     seed : int or numpy.random.Generator
-        Seed of the resampling (and of the full-sample fit's random starts).
+        Seed of the resampling and of the full-sample fit's random starts (with an integer seed the
+        full-sample estimate is :func:`parametric_adjusted_accuracy`'s with the same seed).
     progress : bool
         Show a progress bar.
 
@@ -184,14 +233,16 @@ def bootstrap_parametric(
     -------
     dict
         ``low``, ``high`` (ndarrays, one per model), ``se`` (standard deviation over samples, per model),
-        ``samples`` (n_boot x models) and ``estimate`` (the full-sample estimate).
+        ``percentile_low``, ``percentile_high``, ``samples`` (n_boot x models) and ``estimate`` (the
+        full-sample estimate).
 
     Examples
     --------
     >>> rng = np.random.default_rng(3)
     >>> s1, s2 = rng.beta(5, 2, 2000), rng.beta(4, 2, 2000)
-    >>> c1, c2, correct = rng.binomial(10, s1), rng.binomial(10, s2), rng.random(2000) < s2
-    >>> boot = bootstrap_parametric(c1, c2, correct, 10, n_boot=20, k=2)
+    >>> n1, n2 = rng.integers(8, 12, 2000), rng.integers(8, 12, 2000)
+    >>> c1, c2, correct = rng.binomial(n1, s1), rng.binomial(n2, s2), rng.random(2000) < s2
+    >>> boot = bootstrap_parametric(c1, c2, correct, (n1, n2), n_boot=20, k=2)
     >>> boot["samples"].shape, bool(boot["low"][0] < boot["estimate"][0] < boot["high"][0])
     ((20, 1), True)
     """
@@ -203,8 +254,10 @@ def bootstrap_parametric(
     f = _check_correct(correct_v2, len(c2), "correct_v2")
     n_boot = validation.positive_int(n_boot, "n_boot", minimum=2)
     ci = validation.fraction(ci, "ci")
+    # the full-sample fit as parametric_adjusted_accuracy makes it with the same seed: the interval is
+    # built around the estimate that function returns
+    est, fitted = parametric_adjusted_accuracy(c1, c2, f, (n1, n2), k=k, n_basis=n_basis, seed=seed)
     rng = np.random.default_rng(seed)
-    est, fitted = parametric_adjusted_accuracy(c1, c2, f, (n1, n2), k=k, n_basis=n_basis, seed=rng)
     lv1, nv1, _, idx1 = vote_levels(c1, n1)
     lv2, nv2, _, idx2 = vote_levels(c2, n2)
     draws = np.empty((n_boot, len(f)))
@@ -215,8 +268,19 @@ def bootstrap_parametric(
         h2 = np.bincount(idx2[i2], minlength=len(lv2)).astype(float)
         p1 = _fit_levels(lv1, nv1, h1, k, rng, 0, 1e-6, 100, fitted["p1"], n1)
         p2 = _fit_levels(lv2, nv2, h2, k, rng, 0, 1e-6, 100, fitted["p2"], n2)
-        splines = _fit_splines(_design(lv2, nv2, p2, n_basis), idx2[i2], len(lv2), f[:, i2], nv2)
+        design = _design(lv2, nv2, p2, n_basis, None if np.ndim(n2) == 0 else n_shares(nv2, h2))
+        splines = _fit_splines(design, idx2[i2], len(lv2), f[:, i2])
         e1 = p1.basis_expectations(n_basis)
         draws[b] = [float(e1 @ g.coef) for g in splines]
-    low, high = np.quantile(draws, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
-    return {"low": low, "high": high, "se": draws.std(axis=0, ddof=1), "samples": draws, "estimate": est}
+    se = draws.std(axis=0, ddof=1)
+    low, high = normal_interval(est, se, ci)
+    plow, phigh = np.quantile(draws, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
+    return {
+        "low": low,
+        "high": high,
+        "se": se,
+        "percentile_low": plow,
+        "percentile_high": phigh,
+        "samples": draws,
+        "estimate": est,
+    }

@@ -65,7 +65,8 @@ def vote_levels(counts: NDArray[np.int64], n: int | NDArray[np.int64]) -> tuple:
     """The distinct (count, n) pairs, each pair's number of items, and each item's pair.
 
     The likelihoods of this module depend on the votes only through these pairs; with one ``n`` for
-    every item the pairs are all ``n + 1`` count values (empty ones included).
+    every item (one number, or an array whose entries are all equal) the pairs are all ``n + 1`` count
+    values (empty ones included), so equal per-item numbers take exactly the scalar path.
 
     Parameters
     ----------
@@ -89,6 +90,8 @@ def vote_levels(counts: NDArray[np.int64], n: int | NDArray[np.int64]) -> tuple:
     >>> levels.tolist(), n.tolist(), hist.tolist(), index.tolist()
     ([0, 2], [3, 2], [1.0, 2.0], [1, 0, 1])
     """
+    if np.ndim(n) > 0 and len(n) and np.all(n == n[0]):  # one n for every item: the scalar path, exactly
+        n = int(n[0])
     if np.ndim(n) == 0:
         levels = np.arange(n + 1)
         return levels, np.full(n + 1, n), np.bincount(counts, minlength=n + 1).astype(float), counts
@@ -426,34 +429,48 @@ class AccuracySpline:
         return float(mixture.basis_expectations(len(self.coef)) @ self.coef)
 
 
-def _design(levels, n, p2: BetaBinomialMixture, n_basis: int):
-    """Eq. (7) as a matrix: ``P(ŝ = k/n, basis b) = ∫ B_b(s) Binom(k; n, s) p₂(s) ds`` per (count, n) pair.
+def n_shares(n_levels: ArrayLike, hist: ArrayLike) -> np.ndarray:
+    """Each (count, n) pair's ``P(n)``: the share of the items whose number of votes is that pair's ``n``.
+
+    Parameters
+    ----------
+    n_levels : array_like of int
+        Number of votes of each pair (from :func:`vote_levels`).
+    hist : array_like of float
+        Items per pair.
+
+    Returns
+    -------
+    ndarray of float, one share per pair (all ones when every item has the same ``n``).
+
+    Examples
+    --------
+    >>> n_shares([20, 20, 21], [1.0, 2.0, 1.0]).tolist()
+    [0.75, 0.75, 0.25]
+    """
+    n_levels, hist = np.asarray(n_levels), np.asarray(hist, dtype=float)
+    _, inverse = np.unique(n_levels, return_inverse=True)
+    per_n = np.bincount(inverse.ravel(), weights=hist)
+    return per_n[inverse.ravel()] / hist.sum()
+
+
+def _design(levels, n, p2: BetaBinomialMixture, n_basis: int, share=None):
+    """Eq. (7) as a matrix: ``P(ŝ = k/n, basis b) = P(n) ∫ B_b(s) Binom(k; n, s) p₂(s) ds`` per (count, n) pair.
 
     For one component, ``Binom(k; n, s) Beta(s; α, β) = BetaBinom(k; n, α, β) · Beta(s; α + k, β + n − k)``.
+    With per-item vote numbers the observed joint frequencies sum to one over *all* pairs, so each pair's
+    row is weighted by its ``n``'s share ``P(n)`` of the items (``share``, see :func:`n_shares`; ``None``
+    for one ``n``); without it the fit shrinks g by about one over the number of distinct ``n``.
     """
     rows = np.zeros((len(levels), n_basis))
     for w, a, b in zip(p2.weights, p2.alphas, p2.betas, strict=True):
         pmf = np.exp(_component_loglik(levels, n, np.log(a), np.log(b)))
         rows += w * pmf[:, None] * beta_basis_expectations(a + levels, b + n - levels, n_basis)
-    return rows
+    return rows if share is None else rows * np.asarray(share, dtype=float)[:, None]
 
 
-def _fit_splines(design, index, n_levels, f, n_of_level=None):
-    """Eq. (8) per model; with per-image vote numbers the joint frequencies are conditional on ``n``.
-
-    ``design`` gives ``P(f = 1, k | n)`` per (count, n) pair, so each pair's observed frequency is
-    divided by the number of images with that pair's ``n`` (with one ``n``: by all images).
-    """
-    joint = np.stack([np.bincount(index, weights=row, minlength=n_levels) for row in f])
-    if n_of_level is None or len(np.unique(n_of_level)) == 1:
-        return _bvls(design, joint / f.shape[1])
-    items = np.bincount(index, minlength=n_levels)
-    per_n = {v: items[n_of_level == v].sum() for v in np.unique(n_of_level)}
-    denom = np.array([max(per_n[v], 1) for v in n_of_level], float)
-    return _bvls(design, joint / denom[None, :])
-
-
-def _bvls(design, joint):
+def _fit_splines(design, index, n_levels, f):
+    joint = np.stack([np.bincount(index, weights=row, minlength=n_levels) for row in f]) / f.shape[1]
     return [AccuracySpline(optimize.lsq_linear(design, row, bounds=(0, 1), method="bvls").x) for row in joint]
 
 
@@ -466,7 +483,8 @@ def fit_accuracy_spline(
 ) -> list[AccuracySpline]:
     """Fit g(s) for each model from noisy counts (Engstrom et al. 2020, Eq. (7)-(8)).
 
-    Eq. (7): ``P(f = 1, ŝ = k/n) = ∫ g(s) Binom(k; n, s) p₂(s) ds``. With g a cubic B-spline
+    Eq. (7): ``P(f = 1, ŝ = k/n) = ∫ g(s) Binom(k; n, s) p₂(s) ds``; with a per-image number of votes
+    the right side is multiplied by ``P(n)``, the share of v2's images with ``n`` votes. With g a cubic B-spline
     ``Σ_b ω_b B_b(s)``, the right side is linear in ω (its entries are computed exactly, see
     :func:`beta_basis_expectations`); ω is fitted by least squares to the observed joint frequencies
     (Eq. 8) under 0 <= ω_b <= 1, which keeps 0 <= g <= 1 (a B-spline lies in the convex hull of its
@@ -508,5 +526,6 @@ def fit_accuracy_spline(
     """
     c2, n = validation.vote_counts(counts_v2, n_annotators, "counts_v2")
     f = validation.correctness(correct_v2, len(c2), "correct_v2", "v2 image")
-    levels, n_levels, _, index = vote_levels(c2, n)
-    return _fit_splines(_design(levels, n_levels, p2, int(n_basis)), index, len(levels), f, n_levels)
+    levels, n_levels, hist, index = vote_levels(c2, n)
+    design = _design(levels, n_levels, p2, int(n_basis), n_shares(n_levels, hist))
+    return _fit_splines(design, index, len(levels), f)

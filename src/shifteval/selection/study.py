@@ -9,6 +9,7 @@ vote draws (what their error is made of), and the mass the fitted mixtures put a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -26,39 +27,91 @@ if TYPE_CHECKING:
 
 
 def reannotate(
-    s_v1: ArrayLike, s_v2: ArrayLike, annotators: int, seed: int, round: int = 0
+    s_v1: ArrayLike, s_v2: ArrayLike, annotators: int | Sequence[int], seed: int, round: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
     """Fresh votes for v1 and v2 images from their true frequencies (Engstrom et al., §3).
 
-    Each ``round`` is an independent draw from ``SeedSequence([seed, 7, round])``.
+    Each ``round`` is an independent draw from ``SeedSequence([seed, 7, round])``. With a range
+    ``[lo, hi]`` every image of both sets gets its own number of annotators, uniform on ``lo..hi`` (real
+    crowds give images different numbers of votes); the first ``n_i`` of ``hi`` columns vote and NaN marks
+    the others, so the first ``lo`` columns are complete.
 
     Parameters
     ----------
     s_v1, s_v2 : array_like
         True selection frequencies of the v1 and the v2 images.
-    annotators, seed, round : int (round default 0)
-        Fresh votes per image; seed of the draws; which independent round of votes.
+    annotators : int or sequence of two ints
+        Fresh votes per image, or the range ``[lo, hi]`` of a per-image number.
+    seed, round : int (round default 0)
+        Seed of the draws; which independent round of votes.
 
     Returns
     -------
-    votes_v1, votes_v2 : ndarray of uint8, shapes (N1, annotators), (N2, annotators)
+    votes_v1, votes_v2 : ndarray of uint8, shapes (N1, annotators), (N2, annotators); float with NaN,
+        shapes (N1, hi), (N2, hi), for a range
 
     Raises
     ------
     ValueError
-        If ``annotators`` is not a positive integer.
+        If ``annotators`` is not a positive integer or a range ``[lo, hi]``.
 
     Examples
     --------
     >>> a, b = reannotate([1.0, 0.0], [0.5], 4, seed=0)
     >>> a.shape, b.shape, a.sum(axis=1).tolist()  # s = 1 / 0: all votes / none
     ((2, 4), (1, 4), [4, 0])
+    >>> a, b = reannotate([1.0, 0.0], [0.5], [2, 4], seed=0)
+    >>> a.shape, np.nansum(a, axis=1).tolist()[1], bool(2 <= (~np.isnan(a[0])).sum() <= 4)
+    ((2, 4), 0.0, True)
     """
-    annotators = validation.positive_int(annotators, "annotators")
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 7, int(round)]))
+    if np.ndim(annotators) > 0:
+        lo, hi = annotator_range(annotators)
+        return _annotate_range(np.asarray(s_v1, float), lo, hi, rng), _annotate_range(
+            np.asarray(s_v2, float), lo, hi, rng
+        )
+    annotators = validation.positive_int(annotators, "annotators")
     return worlds.annotate(np.asarray(s_v1), annotators, rng), worlds.annotate(
         np.asarray(s_v2), annotators, rng
     )
+
+
+def annotator_range(annotators: Sequence[int]) -> tuple[int, int]:
+    """Check a per-image range of annotators ``[lo, hi]``.
+
+    Parameters
+    ----------
+    annotators : sequence of two ints
+        Fewest and most annotators of an image.
+
+    Returns
+    -------
+    lo, hi : int
+
+    Raises
+    ------
+    ValueError
+        Unless ``annotators`` is two integers with ``1 <= lo <= hi``.
+
+    Examples
+    --------
+    >>> annotator_range([32, 48])
+    (32, 48)
+    """
+    values = list(annotators)
+    if len(values) != 2 or any(int(v) != v for v in values) or not 1 <= values[0] <= values[1]:
+        raise ValueError(
+            f"a per-image range of annotators must be [lo, hi] with 1 <= lo <= hi, got {annotators!r}"
+        )
+    return int(values[0]), int(values[1])
+
+
+def _annotate_range(s, lo, hi, rng):
+    """Votes of ``n_i ~ Uniform{lo..hi}`` annotators per image: the first ``n_i`` of ``hi`` columns, NaN after."""
+    count = rng.integers(lo, hi + 1, len(s))
+    votes = (rng.random((len(s), hi)) < s[:, None]).astype(float)
+    votes[np.arange(hi)[None, :] >= count[:, None]] = np.nan
+    return votes
 
 
 def frequency_table(in_sample: tuple, votes: tuple, true: tuple) -> pd.DataFrame:
@@ -190,6 +243,137 @@ def redraw_errors(
         "per_model_sd": {n: float(e.std(axis=0, ddof=ddof).mean()) for n, e in err.items()},
         "jackknife_se": float(100 * np.mean(se)),
     }
+
+
+def redraw_coverage(
+    s_v1: ArrayLike,
+    s_v2: ArrayLike,
+    correct_v2: ArrayLike,
+    annotators: int | Sequence[int],
+    se: dict,
+    redraws: int,
+    seed: int,
+    k: int = 3,
+    ci: float = 0.95,
+    fitted: dict | None = None,
+) -> dict:
+    """Coverage of the intervals ``θ̂ ± z·SE`` over redraws of images *and* votes from the world.
+
+    Each redraw resamples v1 and v2 images with replacement from the world's v1 and MatchedFrequency
+    (a v2 image keeps every model's correctness), draws fresh votes for them from their true selection
+    frequencies (per-image numbers of annotators for a range ``[lo, hi]``), and recomputes the jackknife
+    (§5.2) and the parametric estimate (§5.3). The estimand is the world's selection-adjusted accuracy
+    (:func:`shifteval.selection.true_adjusted_accuracy` on the whole sets). An interval covers when
+    ``|θ̂ − truth| <= z·SE`` with ``SE`` the standard error the build's bootstrap reported for that model
+    (:func:`shifteval.selection.bootstrap_jackknife`, :func:`shifteval.selection.bootstrap_parametric`):
+    rerunning both bootstraps on every redraw would cost hundreds of times the build's two, so the
+    redraws check the reported standard error and the centring on the estimate, not the bootstrap's own
+    redraw-to-redraw variation. The parametric fits of a redraw start from ``fitted`` (the build's
+    mixtures ``p1``, ``p2``) when given, as the bootstrap's do, instead of from random starts.
+
+    Parameters
+    ----------
+    s_v1, s_v2 : array_like
+        True selection frequencies of the v1 and the v2 images.
+    correct_v2 : array_like, shape (models, N2)
+        Whether each model classifies each v2 image correctly.
+    annotators : int or sequence of two ints
+        Fresh votes per image, or the range ``[lo, hi]`` of a per-image number.
+    se : dict
+        ``{"jackknife": se per model, "parametric": se per model}``.
+    redraws, seed, k : int
+        Redraws; their seed; beta components of the parametric estimator.
+    ci : float
+        Nominal coverage.
+    fitted : dict, optional
+        Mixtures ``p1``, ``p2`` to start the redraws' fits from.
+
+    Returns
+    -------
+    dict
+        ``coverage``: estimator → ``{"nominal", "empirical", "redraws"}`` (``empirical`` the share of
+        (redraw, model) intervals that contain the truth); ``mean_error`` and ``per_model_sd`` (points):
+        estimator → the mean error over redraws and models, and each model's spread over redraws averaged
+        over models (what a per-model standard error should match); ``sd_of_mean_error`` (points): the
+        spread over redraws of the mean error over models; ``reported_se`` (points, mean over models);
+        ``redraws``.
+
+    Raises
+    ------
+    ValueError
+        If ``redraws`` is not a positive integer, ``ci`` not in (0, 1), or ``se`` lacks an estimator.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> s1, s2 = rng.beta(5, 2, 300), rng.beta(3, 2, 300)
+    >>> correct = rng.random((2, 300)) < s2
+    >>> out = redraw_coverage(s1, s2, correct, 6, {"jackknife": [0.05] * 2, "parametric": [0.05] * 2}, 3, 0, k=1)
+    >>> sorted(out["coverage"]), out["coverage"]["jackknife"]["redraws"]
+    (['jackknife', 'parametric'], 3)
+    """
+    from .bootstrap import normal_interval
+
+    correct_v2 = np.asarray(correct_v2)
+    s_v1, s_v2 = np.asarray(s_v1, dtype=float), np.asarray(s_v2, dtype=float)
+    redraws = validation.positive_int(redraws, "redraws")
+    ci = validation.fraction(ci, "ci")
+    missing = {"jackknife", "parametric"} - set(se)
+    if missing:
+        raise ValueError(f"se needs a standard error per model for {sorted(missing)}")
+    truth = selection.true_adjusted_accuracy(s_v1, s_v2, correct_v2)
+    fitted = fitted or {}
+    est = {"jackknife": [], "parametric": []}
+    for r in range(redraws):
+        rng = np.random.default_rng(np.random.SeedSequence([int(seed), 11, r]))
+        i1, i2 = rng.integers(0, len(s_v1), len(s_v1)), rng.integers(0, len(s_v2), len(s_v2))
+        v1, v2 = reannotate(s_v1[i1], s_v2[i2], annotators, seed, round=1000 + r)
+        f = correct_v2[:, i2]
+        est["jackknife"].append(selection.jackknife_adjusted_accuracy(v1, v2, f).corrected)
+        (c1, n1), (c2, n2) = (vote_counts(v) for v in (v1, v2))
+        p1 = selection.fit_betabinomial_mixture(c1, n1, k=k, seed=seed, init=fitted.get("p1"))
+        p2 = selection.fit_betabinomial_mixture(c2, n2, k=k, seed=seed, init=fitted.get("p2"))
+        est["parametric"].append([g.integrate(p1) for g in selection.fit_accuracy_spline(c2, f, n2, p2)])
+    out = {"coverage": {}, "mean_error": {}, "sd_of_mean_error": {}, "per_model_sd": {}, "reported_se": {}}
+    out["redraws"] = redraws
+    for name, values in est.items():
+        values = np.asarray(values)  # redraws x models
+        width = np.asarray(se[name], dtype=float)
+        low, high = normal_interval(values, width[None, :], ci)
+        inside = (low <= truth[None, :]) & (truth[None, :] <= high)
+        out["coverage"][name] = {"nominal": ci, "empirical": float(inside.mean()), "redraws": redraws}
+        out["mean_error"][name] = float(100 * (values - truth).mean())
+        mean_over_models = 100 * (values - truth).mean(axis=1)
+        out["sd_of_mean_error"][name] = float(mean_over_models.std(ddof=1)) if redraws > 1 else 0.0
+        out["per_model_sd"][name] = float(100 * values.std(axis=0, ddof=1).mean()) if redraws > 1 else 0.0
+        out["reported_se"][name] = float(100 * width.mean())
+    return out
+
+
+def vote_counts(votes: ArrayLike) -> tuple[np.ndarray, int | np.ndarray]:
+    """The "yes" votes and votes per image of a vote array (NaN where an annotator did not vote).
+
+    Parameters
+    ----------
+    votes : array_like, shape (images, annotators)
+        0/1 votes, NaN where an annotator did not vote.
+
+    Returns
+    -------
+    counts : ndarray of int64
+    n : int (no vote missing) or ndarray of int64, one per image
+
+    Examples
+    --------
+    >>> vote_counts(np.array([[1, 0, 1], [1, 1, 0]]))
+    (array([2, 2]), 3)
+    >>> vote_counts(np.array([[1, 0, np.nan], [1, 1, 0]]))
+    (array([1, 2]), array([2, 3]))
+    """
+    votes = np.asarray(votes)
+    seen = ~np.isnan(votes) if votes.dtype.kind == "f" else np.ones(votes.shape, bool)
+    n = seen.sum(1)
+    return np.nansum(votes, 1).astype(np.int64), (int(n[0]) if seen.all() else n)
 
 
 def mass_above(

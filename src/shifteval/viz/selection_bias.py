@@ -191,9 +191,10 @@ def fig6_estimates(
     truth : array_like
         Each model's v2 accuracy adjusted with the true selection frequencies.
     jack_low, jack_high : array_like
-        The jackknife's 95% interval (:func:`shifteval.selection.bootstrap_jackknife`).
+        The jackknife's 95% interval (:func:`shifteval.selection.bootstrap_jackknife`: the estimate ± 1.96
+        bootstrap standard errors).
     boot_low, boot_high : array_like
-        The parametric bootstrap's 95% interval.
+        The parametric estimate's 95% interval (:func:`shifteval.selection.bootstrap_parametric`).
     n_boot : int
         Bootstrap samples of both (for the titles).
 
@@ -202,6 +203,11 @@ def fig6_estimates(
     matplotlib.figure.Figure
         Two panels: jackknife, then parametric.
 
+    Raises
+    ------
+    ValueError
+        If an estimate lies outside its own interval (an interval must be built around its estimate).
+
     Examples
     --------
     >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
@@ -209,13 +215,21 @@ def fig6_estimates(
     >>> est = {"jackknife": v1 - 0.05, "parametric": v1 - 0.04}
     >>> fig = fig6_estimates(v1, v1 - 0.1, est, v1 - 0.03, v1 - 0.07, v1 - 0.03, v1 - 0.06, v1 - 0.02, n_boot=100)
     >>> [ax.get_title() for ax in fig.axes]
-    ['jackknife (100-sample bootstrap over images and votes, 95% CI)', 'parametric (100-sample bootstrap over images, 95% CI)']
+    ['jackknife ± 1.96 SE (100-sample bootstrap over images and votes)', 'parametric ± 1.96 SE (100-sample bootstrap over images)']
     >>> plt.close("all")
     """
+    for col, low, high in (("jackknife", jack_low, jack_high), ("parametric", boot_low, boot_high)):
+        est = np.asarray(estimates[col], dtype=float)
+        outside = (est < np.asarray(low, dtype=float)) | (est > np.asarray(high, dtype=float))
+        if outside.any():
+            raise ValueError(
+                f"{int(outside.sum())} {col} estimate(s) lie outside their own interval; expected intervals "
+                "built around the estimates"
+            )
     fig, axes = plt.subplots(1, 2, figsize=(12, 5.5))
     panels = ((axes[0], "jackknife", jack_low, jack_high,
-               f"jackknife ({n_boot}-sample bootstrap over images and votes, 95% CI)"),
-              (axes[1], "parametric", boot_low, boot_high, f"parametric ({n_boot}-sample bootstrap over images, 95% CI)"))  # fmt: skip
+               f"jackknife ± 1.96 SE ({n_boot}-sample bootstrap over images and votes)"),
+              (axes[1], "parametric", boot_low, boot_high, f"parametric ± 1.96 SE ({n_boot}-sample bootstrap over images)"))  # fmt: skip
     lo = min(np.min(acc_v2), np.min(acc_v1)) - 0.02
     for ax, col, low, high, title in panels:
         ax.plot(acc_v1, acc_v2, "o", ms=4, color="0.6", label="v2 observed")
@@ -277,7 +291,7 @@ def fig7_mixtures(
                 label="true s (world)")  # fmt: skip
         ax.plot(grid, mix.pdf(grid), lw=2, color="C1", label="fitted mixture p(s)")
         k = np.arange(annotators + 1)
-        ax.plot(k / annotators, mix.pmf(k) * annotators, ".", color="C2", label="implied p(ŝ)")
+        ax.plot(k / annotators, mix.pmf(k, annotators) * annotators, ".", color="C2", label="implied p(ŝ)")
         ax.set_title(name)
         ax.set_xlabel("selection frequency")
         ax.legend(fontsize="x-small", loc="upper left")
