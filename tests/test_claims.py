@@ -87,7 +87,9 @@ def test_every_claim_is_tested_by_a_helper(chapter):
     weak = {k: v for k, v in kinds.items() if v not in ("helper", "fact")}
     assert not weak, f"{chapter}: claims whose condition is not a helper or fact(..., why=...): {weak}"
     bare = [k for k, v in kinds.items() if v == "fact"]
-    assert 10 * len(bare) <= len(kinds), f"{chapter}: {len(bare)} bare conditions of {len(kinds)} claims: {bare}"
+    assert 10 * len(bare) <= len(kinds), (
+        f"{chapter}: {len(bare)} bare conditions of {len(kinds)} claims: {bare}"
+    )
 
 
 def _literal_id(call: ast.Call) -> str:
@@ -97,7 +99,9 @@ def _literal_id(call: ast.Call) -> str:
 
 def test_a_claim_records_its_test_and_its_words_carry_the_margin():
     R = Results(path=None, strict=False)
-    c = R.claim("x", "The error is {test:smaller than} the baseline's ({a:.2f}).", C.below(0.1, 0.4, by="much"), a=0.4)
+    c = R.claim(
+        "x", "The error is {test:smaller than} the baseline's ({a:.2f}).", C.below(0.1, 0.4, by="much"), a=0.4
+    )
     assert c.text == "The error is much smaller than the baseline's (0.40)."
     assert R.as_dict()["claims"][0]["test"] == "below(0.1, 0.4, by='much' (x2))"
     weak = R.claim("y", "{test[0]:above} 1 and {test[1]}.", C.above(1.2, 1) & C.monotone([1, 2, 1]))
@@ -180,3 +184,47 @@ def test_citation_matches_the_paper(chapter, cite):
         assert normalise(cite["quote"]) in paper, f"quote not in {cite['paper']}: {cite['quote']!r}"
     for number in cite.get("numbers", ()):
         assert re.search(rf"(?<![\d.]){re.escape(normalise(number))}(?![\d])", paper), number
+
+
+def _merge(base: dict, update: dict) -> dict:
+    out = dict(base)
+    for k, v in update.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def _predictions():
+    import yaml
+
+    data = yaml.safe_load((ROOT / "notebooks" / "predictions.yaml").read_text(encoding="utf-8"))
+    for chapter, solutions in data.items():
+        for label, spec in solutions.items():
+            yield pytest.param(chapter, label, spec, id=label)
+
+
+def test_every_prediction_names_a_solution_of_its_chapter():
+    for param in _predictions():
+        chapter, label, spec = param.values
+        assert f"{label}" in (ROOT / "notebooks" / f"{chapter}.py").read_text(encoding="utf-8"), label
+        assert spec["expect"] and set(spec) <= {"base", "parameters", "expect"}, label
+
+
+@pytest.mark.parametrize(("chapter", "label", "spec"), list(_predictions()))
+def test_solution_predictions_hold_when_run(chapter, label, spec, project, tmp_path):
+    """Run the chapter with the solution's parameters and check each predicted claim's truth value."""
+    import json
+
+    import yaml
+    from conftest import shifteval
+
+    base = yaml.safe_load((ROOT / "notebooks" / "params" / chapter / f"{spec['base']}.yaml").read_text())
+    params = _merge(base, {"parameters": spec["parameters"]})
+    path = tmp_path / f"{label}.yaml"
+    path.write_text(yaml.safe_dump(params))
+    out = shifteval("run", chapter, "--params", str(path), "--out", str(tmp_path / "out"), cwd=project)
+    assert out.returncode == 0, out.stderr[-3000:]
+    res = json.loads((tmp_path / "out" / f"{chapter}.results.json").read_text())
+    truth = {c["id"]: c["holds"] for c in res["claims"]}
+    assert {k: truth.get(k) for k in spec["expect"]} == spec["expect"], [
+        c for c in res["claims"] if c["id"] in spec["expect"]
+    ]
