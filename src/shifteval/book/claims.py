@@ -365,7 +365,7 @@ def monotone(seq: Iterable[float], direction: str = "increasing", strict: bool =
     Parameters
     ----------
     seq : iterable of float
-        The values in order (at least three, so that a trend is more than one comparison).
+        The values in order; with fewer than three (one comparison, not a trend) the test fails.
     direction : {"increasing", "decreasing"}
         The direction every step must take.
     strict : bool
@@ -378,18 +378,17 @@ def monotone(seq: Iterable[float], direction: str = "increasing", strict: bool =
 
     Examples
     --------
-    >>> monotone([1.0, 2.0, 2.5]).holds, monotone([3, 2, 2], "decreasing").holds
-    (True, False)
+    >>> monotone([1.0, 2.0, 2.5]).holds, monotone([3, 2, 2], "decreasing").holds, monotone([1, 2]).holds
+    (True, False, False)
     >>> monotone([3, 2, 2], "decreasing", strict=False).expr
     "monotone([3, 2, 2], 'decreasing', strict=False)"
     """
     values = [_number("seq[i]", v) for v in seq]
-    if len(values) < 3:
-        raise ValueError(f"monotone needs at least 3 values (a trend), got {len(values)}")
     if direction not in ("increasing", "decreasing"):
         raise ValueError(f"direction must be 'increasing' or 'decreasing', got {direction!r}")
     steps = np.diff(values) * (1 if direction == "increasing" else -1)
-    ok = bool((steps > 0).all() if strict else (steps >= 0).all())
+    # fewer than three values are one comparison, not a trend: the claim does not hold
+    ok = len(values) >= 3 and bool((steps > 0).all() if strict else (steps >= 0).all())
     words = "rises" if direction == "increasing" else "falls"
     tail = "" if strict else ", strict=False"
     return Check(f"monotone({_fmt(values)}, {direction!r}{tail})", ok, words)
