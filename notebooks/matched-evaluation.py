@@ -57,7 +57,6 @@ from shifteval import matching_study as study
 from shifteval import viz
 from shifteval import zoo as zoos
 from shifteval.book import results
-from shifteval.book.claims import about, above, at_least, below, equal, every, monotone, within
 from shifteval.datasets import world as worlds
 
 R = results.Results()
@@ -69,6 +68,10 @@ if predictions_dir is None:
 else:
     store = zoos.PredictionStore(predictions_dir)
     data_label = str(predictions_dir)
+
+
+# %%
+from shifteval.book.claims import about, above, at_least, below, equal, every, monotone, within
 
 # %%
 # every model's predictions on the first set and each second set; Algorithms 1 and 2 on all of them

@@ -54,7 +54,6 @@ import pandas as pd
 
 from shifteval import viz, zoo
 from shifteval.book import results
-from shifteval.book.claims import about, above, at_least, below, monotone
 from shifteval.datasets import world as worlds
 
 viz.set_style()
@@ -64,6 +63,10 @@ cfg = w.config
 sizes = worlds.size_summary(w)
 R.record({"world": {"key": cfg.key(), "sizes": {s: int(len(w.split_index(s))) for s in w.split_names}}})
 viz.table("replication-world-sizes", pd.Series(sizes, name="value").to_frame())
+
+
+# %%
+from shifteval.book.claims import about, above, at_least, below, monotone
 
 # %% [markdown]
 # ```{glue:figure} replication-world-sizes
