@@ -188,13 +188,15 @@ robustness_linear_only = R.claim(
 )
 
 # %% tags=["remove-input"]
+robust_quote = "model robustness improves with increasing accuracy"
+robust_cite = R.cite("recht2019imagenet", "§3.3", quote=robust_quote)
 display(
     R.say(
         fig1_every_model_drops,
         fig1_slope_above_one,
         "so each point gained on the original test set comes with *more* than a point on the new one. Recht et "
-        'al. (§3.3) read this as "model robustness improves with increasing accuracy", the opposite of the '
-        "diminishing returns that strong adaptive overfitting would produce.",
+        f"al. read this as {robust_cite}, the opposite of the diminishing returns that strong adaptive "
+        "overfitting would produce.",
         robustness_linear_only,
     )
 )
@@ -412,11 +414,13 @@ fig12_top5_topimages = R.claim(
 display(R.say(fig12_all_linear, fig12_top5_topimages))
 
 # %% tags=["remove-input"]
+fig12_quote = "Only the slope for the top-5 accuracies on TopImages is significantly smaller than 1"
 fig12_top1_topimages = R.claim(
     "fig12-top1-topimages",
-    "Figure 12's caption calls that slope the only one significantly below 1; "
-    "in our refit the top-1 TopImages interval, [{lo:.3f}, {hi:.3f}], excludes 1 as well.",
+    "Figure 12's caption says {q}; in our refit the top-1 TopImages interval, [{lo:.3f}, {hi:.3f}], "
+    "excludes 1 as well.",
     outside(1, *t1.slope_ci),
+    q=R.cite("recht2019imagenet", "Figure 12", quote=fig12_quote),
     lo=t1.slope_ci[0],
     hi=t1.slope_ci[1],
 )
@@ -473,8 +477,9 @@ R.claim(
     "fig6-probit-better",
     "With the Fisher vectors included the probit line fits better: its residuals are {p:.2f} points against "
     "{l:.2f} for the linear line, and its bootstrap band, at most {bp:.1f} points wide against {bl:.1f}, is "
-    '{test[1]:narrower} — the paper\'s "significantly smaller" region.',
+    "{test[1]:narrower} — the paper's {q} region.",
     below(rms6["probit"], rms6["linear"]) & below(band6["probit"], band6["linear"], by="much"),
+    q=R.cite("recht2019imagenet", "Figure 6", quote="significantly smaller"),
     p=rms6["probit"],
     l=rms6["linear"],
     bp=band6["probit"],
@@ -842,8 +847,8 @@ display(
     R.say(
         zoo_mf_linear_slope,
         zoo_mf_probit_slope,
-        "the tilt of the line depends on the axes it is drawn on (§5.3). Recht et al. (§3.3) read a slope above 1 as "
-        '"model robustness improves with increasing accuracy"; Engstrom et al. argue that much of that slope is an '
+        "the tilt of the line depends on the axes it is drawn on (§5.3). Recht et al. read a slope above 1 as "
+        f"{robust_cite}; Engstrom et al. argue that much of that slope is an "
         "artefact of how the replication selected its images. Whether a slope lies above 1 is read from its interval "
         "(the table above), not from its point estimate.",
     )
