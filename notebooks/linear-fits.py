@@ -201,15 +201,20 @@ display(
     )
 )
 
+# %% tags=["remove-input"]
+s2_quote = "has size of at most ±1%"
+R.number("linear-fits-s2-quote", R.cite("recht2019imagenet", "§2", quote=s2_quote, numbers=["99.99%"]), "{}")
+R.number("linear-fits-b1-quote", R.cite("recht2019imagenet", "App. B.1", quote="[88.6%, 91.3%]"), "{}")
+
 # %% [markdown]
 # ## The error bars and the size of a test set (§2, App. B.1)
 #
 # The published error bars are themselves reproducible: recomputing Clopper–Pearson intervals from the
 # printed accuracies and the test-set sizes gives the printed bounds up to the rounding of the printed
 # accuracy ({numref}`tbl-linear-fits-cp`). The paper also argues from the width of these intervals: §2
-# says that with 10,000 test images a 95% interval "has size of at most ±1%", and a 99.99% interval at most
-# ±2%, so sampling error cannot explain the drops; App. B.1 chose 2,000 CIFAR-10 images because a 95%
-# interval at 90% accuracy is then about ±1%, "[88.6%, 91.3%]".
+# says that with 10,000 test images a 95% interval {glue:md}`linear-fits-s2-quote`, and a 99.99% interval at
+# most ±2%, so sampling error cannot explain the drops; App. B.1 chose 2,000 CIFAR-10 images because a 95%
+# interval at 90% accuracy is then about ±1%, {glue:md}`linear-fits-b1-quote`.
 
 # %%
 cp_dev = testbeds.recht2019_interval_deviation(paper["test_set_sizes"], tables)
