@@ -111,6 +111,14 @@ def test_a_claim_records_its_test_and_its_words_carry_the_margin():
     assert not weak.holds and weak.text == "above 1 and rises."
     assert R.as_dict()["claims"][1]["test"] == "above(1.2, 1) & monotone([1, 2, 1], 'increasing')"
     assert R.claim("z", "Bare.", 3 > 2).as_record()["test"] == "bool"
+    why = "a property of a whole table"
+    assert R.claim("w", "Bare.", C.fact(True, why=why)).as_record() == {
+        "id": "w",
+        "text": "Bare.",
+        "holds": True,
+        "test": "bool",
+        "why": why,
+    }
 
 
 def test_margins_make_the_words_true():

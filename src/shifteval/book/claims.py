@@ -93,6 +93,10 @@ class Check:
         The words the comparison licenses when the text gives none (``{test}``).
     adverb : str
         The margin's adverb, put before a comparative given in the text (``{test:larger than}``).
+    parts : tuple
+        The tests joined with ``&`` (empty for a single test).
+    why : str
+        For a bare condition (:func:`fact`), why no helper states it.
     """
 
     expr: str
@@ -100,6 +104,7 @@ class Check:
     words: str = ""
     adverb: str = ""
     parts: tuple = ()
+    why: str = ""
 
     def __bool__(self) -> bool:
         return self.holds
@@ -108,7 +113,8 @@ class Check:
         if not isinstance(other, Check):
             raise ValueError(f"a test can only be joined with another test, got {type(other).__name__}")
         parts = (self.parts or (self,)) + (other.parts or (other,))
-        return Check(" & ".join(p.expr for p in parts), all(p.holds for p in parts), "", "", parts)
+        why = "; ".join(p.why for p in parts if p.why)
+        return Check(" & ".join(p.expr for p in parts), all(p.holds for p in parts), "", "", parts, why)
 
     def __getitem__(self, i: int) -> Check:
         return (self.parts or (self,))[i]
@@ -484,4 +490,4 @@ def fact(condition, why: str) -> Check:
         raise ValueError("fact needs a reason (why=...) of at least three words")
     if isinstance(condition, np.ndarray):
         raise ValueError("the condition is an array; reduce it with .all() or .any()")
-    return Check("bool", bool(condition), "", "")
+    return Check("bool", bool(condition), "", "", (), why)

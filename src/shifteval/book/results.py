@@ -85,6 +85,8 @@ class Claim:
         The values the sentence and the condition were computed from.
     test : str
         The test as evaluated (``above(0.521, 0.4, by=0.05)``), or ``"bool"`` for a bare condition.
+    why : str
+        For a bare condition, why no comparison helper states it.
     """
 
     id: str
@@ -92,6 +94,7 @@ class Claim:
     holds: bool
     values: dict = field(default_factory=dict)
     test: str = "bool"
+    why: str = ""
 
     def values_text(self) -> str:
         """The values as ``name = value`` pairs."""
@@ -125,7 +128,8 @@ class Claim:
 
     def as_record(self) -> dict:
         """The entry of ``results.json``'s ``claims`` list."""
-        return {"id": self.id, "text": self.text, "holds": self.holds, "test": self.test}
+        record = {"id": self.id, "text": self.text, "holds": self.holds, "test": self.test}
+        return record | ({"why": self.why} if self.why else {})
 
 
 class Paragraph:
@@ -265,7 +269,7 @@ class Results:
         test = truth if isinstance(truth, Check) else Check("bool", bool(truth))
         fields = {"test": test, **values} if "test" not in values else dict(values)
         rendered = text.format(**fields) if values or "{test" in text else text
-        claim = Claim(id, rendered, test.holds, dict(values), test.expr)
+        claim = Claim(id, rendered, test.holds, dict(values), test.expr, test.why)
         self.claims.append(claim)
         self._write()
         if self.strict and not claim.holds:
