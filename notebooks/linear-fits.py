@@ -830,7 +830,7 @@ zoo_mf_linear_slope = R.claim(
     "On MatchedFrequency the linear slope is {s:.2f} (95% interval {lo:.2f}–{hi:.2f}, "
     "{w:.2f} wide; Recht et al.'s from 64 ImageNet networks is 0.12 wide), its upper end {test:below} "
     "CIFAR-10's 1.69.",
-    below(mf.slope_ci[1], 1.69, by="well"),
+    below(mf.slope_ci[1], 1.69, by="clearly"),
     s=mf.slope,
     lo=mf.slope_ci[0],
     hi=mf.slope_ci[1],
