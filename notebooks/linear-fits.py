@@ -60,6 +60,10 @@ tables = {name: published.load_table(name) for name in published.list_tables()}
 sources = {n: {"models": len(t), "source": published.provenance(n)["source"]} for n, t in tables.items()}
 viz.table("linear-fits-sources", pd.DataFrame(sources).T)
 
+
+# %%
+from shifteval.book.claims import about, above, at_least, at_most, below, equal, every, fact, outside, within
+
 # %% [markdown]
 # ```{glue:figure} linear-fits-sources
 # :name: tbl-linear-fits-sources
@@ -121,7 +125,7 @@ R.claim(
     "Both fits reproduce §3.3: on CIFAR-10 the new accuracy is {a:.3f} times the original minus {b:.1f}%, "
     "on ImageNet {c:.3f} times the original minus {d:.1f}% — within 0.006 of the paper's slopes 1.69 and "
     "1.11 and 0.1 point of its offsets −72.7% and −20.2%.",
-    worst["slope"] <= 0.006 and worst["intercept"] <= 0.1,
+    at_most(worst["slope"], 0.006) & at_most(worst["intercept"], 0.1),
     a=c["slope"],
     b=-c["intercept"],
     c=i["slope"],
@@ -132,9 +136,9 @@ R.claim(
 R.claim(
     "intervals-agree-with-paper",
     "The bootstrap intervals' endpoints differ from the paper's by at most {ds:.3f} in the slope and "
-    "{di:.2f} points in the offset: the Monte Carlo error of 100,000 replicates plus the rounding of the "
-    "printed accuracies.",
-    worst["slope_ci"] <= 0.01 and worst["intercept_ci"] <= 0.5,
+    "{di:.2f} points in the offset, within 0.01 and 0.5 points: the Monte Carlo error of 100,000 replicates "
+    "plus the rounding of the printed accuracies.",
+    at_most(worst["slope_ci"], 0.01) & at_most(worst["intercept_ci"], 0.5),
     ds=worst["slope_ci"],
     di=worst["intercept_ci"],
 )
@@ -156,7 +160,7 @@ fig1_every_model_drops = R.claim(
     "fig1-every-model-drops",
     "Every model of both tables is less accurate on the new test set: "
     "the smallest drop is {c:.1f} points on CIFAR-10 and {i:.1f} on ImageNet.",
-    min(drop.values()) > 0,
+    every(above(v, 0) for v in drop.values()),
     **drop,
 )
 
@@ -164,20 +168,44 @@ fig1_every_model_drops = R.claim(
 fig1_slope_above_one = R.claim(
     "fig1-slope-above-one",
     "The slope's 95% interval lies above 1 on both datasets (lower ends {c:.3f} and {i:.3f}),",
-    min(low.values()) > 1,
+    every(above(v, 1) for v in low.values()),
     **low,
 )
 
 # %% tags=["remove-input"]
+probit1 = {
+    k: linfit.fit_table(t, scale="probit", n_boot=n_boot, ci=ci, seed=seed)
+    for k, t in (("c", cifar), ("i", imnet_cnn))
+}
+robustness_linear_only = R.claim(
+    "robustness-reading-linear-axes-only",
+    "That reading is made on linear axes. On probit axes the same models give slopes whose 95% intervals lie "
+    "below 1: {c:.3f} [{clo:.3f}, {chi:.3f}] on CIFAR-10 (Table 11) and {i:.3f} [{ilo:.3f}, {ihi:.3f}] on "
+    "ImageNet (64 networks), so on that scale robustness does not improve with accuracy (see §5.3 below).",
+    every(below(f.slope_ci[1], 1) for f in probit1.values()),
+    **{k: f.slope for k, f in probit1.items()},
+    **{f"{k}lo": f.slope_ci[0] for k, f in probit1.items()},
+    **{f"{k}hi": f.slope_ci[1] for k, f in probit1.items()},
+)
+
+# %% tags=["remove-input"]
+robust_quote = "model robustness improves with increasing accuracy"
+robust_cite = R.cite("recht2019imagenet", "§3.3", quote=robust_quote)
 display(
     R.say(
         fig1_every_model_drops,
         fig1_slope_above_one,
         "so each point gained on the original test set comes with *more* than a point on the new one. Recht et "
-        'al. (§3.3) read this as "model robustness improves with increasing accuracy", the opposite of the '
-        "diminishing returns that strong adaptive overfitting would produce.",
+        f"al. read this as {robust_cite}, the opposite of the diminishing returns that strong adaptive "
+        "overfitting would produce.",
+        robustness_linear_only,
     )
 )
+
+# %% tags=["remove-input"]
+s2_quote = "has size of at most ±1%"
+R.number("linear-fits-s2-quote", R.cite("recht2019imagenet", "§2", quote=s2_quote, numbers=["99.99%"]), "{}")
+R.number("linear-fits-b1-quote", R.cite("recht2019imagenet", "App. B.1", quote="[88.6%, 91.3%]"), "{}")
 
 # %% [markdown]
 # ## The error bars and the size of a test set (§2, App. B.1)
@@ -185,9 +213,9 @@ display(
 # The published error bars are themselves reproducible: recomputing Clopper–Pearson intervals from the
 # printed accuracies and the test-set sizes gives the printed bounds up to the rounding of the printed
 # accuracy ({numref}`tbl-linear-fits-cp`). The paper also argues from the width of these intervals: §2
-# says that with 10,000 test images a 95% interval "has size of at most ±1%", and a 99.99% interval at most
-# ±2%, so sampling error cannot explain the drops; App. B.1 chose 2,000 CIFAR-10 images because a 95%
-# interval at 90% accuracy is then about ±1%, "[88.6%, 91.3%]".
+# says that with 10,000 test images a 95% interval {glue:md}`linear-fits-s2-quote`, and a 99.99% interval at
+# most ±2%, so sampling error cannot explain the drops; App. B.1 chose 2,000 CIFAR-10 images because a 95%
+# interval at 90% accuracy is then about ±1%, {glue:md}`linear-fits-b1-quote`.
 
 # %%
 cp_dev = recht2019.recht2019_interval_deviation(paper["test_set_sizes"], tables)
@@ -216,8 +244,9 @@ t11 = {n: cp_dev[f"recht2019_cifar10 (n = {n})"]["new"] for n in ("2,021", "2,00
 cp_printed_reproduced = R.claim(
     "cp-printed-reproduced",
     "Recomputed from the printed accuracies, every printed bound of Tables 11, "
-    "12 and 14-19 is reproduced to within {d:.3f} points, the rounding of the printed accuracy.",
-    main_dev <= 0.1 + 1e-9,
+    "12 and 14-19 is reproduced to within {d:.3f} points, no more than the 0.1-point rounding of the printed "
+    "accuracy.",
+    at_most(main_dev, 0.1 + 1e-9),
     d=main_dev,
 )
 
@@ -225,8 +254,9 @@ cp_printed_reproduced = R.claim(
 cp_sizes_indistinct = R.claim(
     "cp-sizes-indistinct",
     "Table 11's new-test-set bounds are reproduced to within {a:.3f} points "
-    "with 2,021 images and {b:.3f} with 2,000: the printed intervals cannot tell the two sizes apart.",
-    max(t11.values()) <= 0.1 + 1e-9,
+    "with 2,021 images and {b:.3f} with 2,000, both within the 0.1-point rounding: the printed intervals "
+    "cannot tell the two sizes apart.",
+    every(at_most(v, 0.1 + 1e-9) for v in t11.values()),
     a=t11["2,021"],
     b=t11["2,000"],
 )
@@ -239,7 +269,7 @@ cp_section2_widths = R.claim(
     "cp-section2-widths",
     "The §2 bounds hold: over all accuracies, a 95% interval with 10,000 images "
     "reaches at most ±{a:.2f}% and a 99.99% interval at most ±{b:.2f}%.",
-    widths[0.05] <= 0.01 and widths[1e-4] <= 0.02,
+    at_most(widths[0.05], 0.01) & at_most(widths[1e-4], 0.02),
     a=100 * widths[0.05],
     b=100 * widths[1e-4],
 )
@@ -248,7 +278,7 @@ cp_section2_widths = R.claim(
 cp_b1_interval = R.claim(
     "cp-b1-interval",
     "App. B.1's interval is reproduced: 1,800 correct of 2,000 gives [{lo:.1f}%, {hi:.1f}%].",
-    b1 == [88.6, 91.3],
+    equal(b1, [88.6, 91.3]),
     lo=b1[0],
     hi=b1[1],
 )
@@ -292,18 +322,30 @@ mf1, ti1 = table2["matchedfrequency"]["top1"], table2["topimages"]["top1"]
 # ```
 
 # %% tags=["remove-input"]
+span14 = float(np.ptp(imnet_cnn.orig_acc))
+table2_vs_models = R.claim(
+    "table2-spread-vs-networks",
+    "The {sp:.1f}-point spread between these two ways of sampling is {test} half the {span:.1f} points that "
+    "separate the weakest and the strongest of the 64 networks of Table 14 on the original test set.",
+    about((ti1 - mf1) / span14, 0.5),
+    sp=ti1 - mf1,
+    span=span14,
+)
+
+# %% tags=["remove-input"]
 table2_reproduced = R.claim(
     "table2-reproduced",
     "All six average changes equal the paper's Table 2 once rounded to one decimal.",
-    all(rounded.values()),
+    every(equal(v, True) for v in rounded.values()),
     mismatches=[k for k, v in rounded.items() if not v],
 )
 
 # %% tags=["remove-input"]
 table2_spread = R.claim(
     "table2-spread",
-    "MatchedFrequency costs {mf:.1f} points of top-1 accuracy on average while TopImages gains {ti:.1f}:",
-    mf1 < -10 and ti1 > 0,
+    "MatchedFrequency costs {mf:.1f} points of top-1 accuracy on average, more than 10, while TopImages "
+    "gains {ti:.1f}:",
+    below(mf1, -10) & above(ti1, 0),
     mf=-mf1,
     ti=ti1,
 )
@@ -315,9 +357,8 @@ display(
         "All three test sets have a higher average selection frequency than the original validation set (0.71, "
         "quoted), yet",
         table2_spread,
-        "small differences in how a replication samples its images move accuracies more than a decade of "
-        "architecture research. Engstrom et al. (2020) explain why; the selection-bias chapter reproduces "
-        "their argument.",
+        table2_vs_models,
+        "Engstrom et al. (2020) explain why; the selection-bias chapter reproduces their argument.",
     )
 )
 
@@ -356,8 +397,8 @@ others = [k for k in key12 if "topimages" not in k]
 # %% tags=["remove-input"]
 fig12_all_linear = R.claim(
     "fig12-all-linear",
-    "All six panels follow a line closely: every fit's correlation is at least {r:.4f}.",
-    min(fits[k].r for k in key12) >= 0.99,
+    "All six panels follow a line closely: every fit's correlation is at least {r:.4f}, above 0.99.",
+    at_least(min(fits[k].r for k in key12), 0.99),
     r=min(fits[k].r for k in key12),
 )
 
@@ -366,9 +407,10 @@ fig12_top5_topimages = R.claim(
     "fig12-top5-topimages",
     "The top-5 TopImages slope is {s:.3f} [{lo:.3f}, {hi:.3f}]: the paper's "
     "0.88 [0.81, 0.91] within rounding and Monte Carlo error, and below 1.",
-    abs(t5.slope - 0.88) <= 0.006
-    and t5.slope_ci[1] < 1
-    and np.abs(np.subtract(t5.slope_ci, (0.81, 0.91))).max() <= 0.01,
+    about(t5.slope, 0.88, tol=0.006)
+    & about(t5.slope_ci[0], 0.81, tol=0.01)
+    & about(t5.slope_ci[1], 0.91, tol=0.01)
+    & below(t5.slope_ci[1], 1),
     s=t5.slope,
     lo=t5.slope_ci[0],
     hi=t5.slope_ci[1],
@@ -378,11 +420,13 @@ fig12_top5_topimages = R.claim(
 display(R.say(fig12_all_linear, fig12_top5_topimages))
 
 # %% tags=["remove-input"]
+fig12_quote = "Only the slope for the top-5 accuracies on TopImages is significantly smaller than 1"
 fig12_top1_topimages = R.claim(
     "fig12-top1-topimages",
-    "Figure 12's caption calls that slope the only one significantly below 1; "
-    "in our refit the top-1 TopImages interval, [{lo:.3f}, {hi:.3f}], excludes 1 as well.",
-    t1.slope_ci[1] < 1,
+    "Figure 12's caption says {q}; in our refit the top-1 TopImages interval, [{lo:.3f}, {hi:.3f}], "
+    "excludes 1 as well.",
+    outside(1, *t1.slope_ci),
+    q=R.cite("recht2019imagenet", "Figure 12", quote=fig12_quote),
     lo=t1.slope_ci[0],
     hi=t1.slope_ci[1],
 )
@@ -391,7 +435,7 @@ fig12_top1_topimages = R.claim(
 fig12_others_above_one = R.claim(
     "fig12-others-above-one",
     "On MatchedFrequency and Threshold0.7 all four intervals lie above 1 (lowest lower end {lo:.3f}).",
-    min(fits[k].slope_ci[0] for k in others) > 1,
+    every(above(fits[k].slope_ci[0], 1) for k in others),
     lo=min(fits[k].slope_ci[0] for k in others),
 )
 
@@ -438,9 +482,10 @@ for scale in linfit.SCALES:
 R.claim(
     "fig6-probit-better",
     "With the Fisher vectors included the probit line fits better: its residuals are {p:.2f} points against "
-    "{l:.2f} for the linear line, and its bootstrap band is at most {bp:.1f} points wide against {bl:.1f} — "
-    'the paper\'s "significantly smaller" region.',
-    rms6["probit"] < rms6["linear"] and band6["probit"] < band6["linear"] / 2,
+    "{l:.2f} for the linear line, and its bootstrap band, at most {bp:.1f} points wide against {bl:.1f}, is "
+    "{test[1]:narrower} — the paper's {q} region.",
+    below(rms6["probit"], rms6["linear"]) & below(band6["probit"], band6["linear"], by="much"),
+    q=R.cite("recht2019imagenet", "Figure 6", quote="significantly smaller"),
     p=rms6["probit"],
     l=rms6["linear"],
     bp=band6["probit"],
@@ -473,8 +518,8 @@ r13 = min(fits[k].r for k in key13)
 R.claim(
     "fig13-probit-all",
     "On all six panels one probit line describes every model, Fisher vectors included, across at least "
-    "{span:.0f} points of original accuracy: every correlation is at least {r:.4f}.",
-    r13 >= 0.998 and span13 >= 50,
+    "{span:.0f} points of original accuracy (at least 50): every correlation is at least {r:.4f}, above 0.998.",
+    at_least(r13, 0.998) & at_least(span13, 50),
     r=r13,
     span=span13,
 )
@@ -516,7 +561,7 @@ R.claim(
     "The Spearman correlation of the printed ranks is {c:.3f} on CIFAR-10 and {i:.3f} on ImageNet top-1 "
     "MatchedFrequency — above 0.98 on both, above 0.99 only on ImageNet — and no model moves more than "
     "{m} places.",
-    0.98 < rs_c["spearman"] <= 0.99 < rs_i["spearman"],
+    above(rs_c["spearman"], 0.98) & at_most(rs_c["spearman"], 0.99) & above(rs_i["spearman"], 0.99),
     c=rs_c["spearman"],
     i=rs_i["spearman"],
     m=max(rs_c["max_abs_delta_rank"], rs_i["max_abs_delta_rank"]),
@@ -548,8 +593,8 @@ viz.table("linear-fits-balanced", testbeds.fits_frame({"Table 11 (v4)": fm, "Tab
 balanced_improvement = R.claim(
     "balanced-improvement",
     "On Table 12 the {n} models below the median original accuracy gain "
-    "{lo:.2f} points on average and the others {hi:.2f};",
-    balanced["lower_half"] > balanced["upper_half"] > 0,
+    "{lo:.2f} points on average, more than the others' {hi:.2f}, which is still above zero;",
+    above(balanced["lower_half"], balanced["upper_half"]) & above(balanced["upper_half"], 0),
     n=balanced["n_lower"],
     lo=balanced["lower_half"],
     hi=balanced["upper_half"],
@@ -559,7 +604,7 @@ balanced_improvement = R.claim(
 balanced_best_unchanged = R.claim(
     "balanced-best-unchanged",
     "the best model's drop is {b:.1f} points on both test sets.",
-    balanced["best_gap_main"] == balanced["best_gap_other"],
+    equal(balanced["best_gap_main"], balanced["best_gap_other"]),
     b=balanced["best_gap_main"],
 )
 
@@ -571,7 +616,7 @@ R.claim(
     "balanced-slope",
     "The balanced fit's slope, {sb:.3f} [{lo:.3f}, {hi:.3f}], is a little flatter than the main fit's "
     "{sm:.3f}, which its interval contains.",
-    fb.slope < fm.slope and fb.slope_ci[0] <= fm.slope <= fb.slope_ci[1],
+    below(fb.slope, fm.slope) & within(fm.slope, *fb.slope_ci),
     sb=fb.slope,
     lo=fb.slope_ci[0],
     hi=fb.slope_ci[1],
@@ -611,7 +656,7 @@ engstrom_slope = R.claim(
     "engstrom-slope",
     "Our fit to the 136 models has slope {s:.3f} (95% interval {lo:.3f}–{hi:.3f}) "
     "and offset {b:.1f}%, within Engstrom et al.'s 1.13 ± 0.05 for their unadjusted fit.",
-    abs(eng_fit.slope - ref_eng["unadjusted"]) <= ref_eng["unadjusted_pm"],
+    about(eng_fit.slope, ref_eng["unadjusted"], tol=ref_eng["unadjusted_pm"]),
     s=eng_fit.slope,
     lo=eng_fit.slope_ci[0],
     hi=eng_fit.slope_ci[1],
@@ -622,8 +667,8 @@ engstrom_slope = R.claim(
 engstrom_continues_line = R.claim(
     "engstrom-continues-line",
     "The newer models continue Recht et al.'s line: they sit on average "
-    "{m:.2f} points below it, at a root-mean-square distance of {r:.2f} points.",
-    0 < -eng_res["mean"] < 1.5 and eng_res["rms"] < 1.5,
+    "{m:.2f} points below it (between 0 and 1.5), at a root-mean-square distance of {r:.2f} points, below 1.5.",
+    above(-eng_res["mean"], 0) & below(-eng_res["mean"], 1.5) & below(eng_res["rms"], 1.5),
     m=-eng_res["mean"],
     r=eng_res["rms"],
 )
@@ -689,8 +734,8 @@ gdev = max(max(abs(g[4].slope - g[2]), abs(g[4].intercept - g[3])) for g in gaus
 # %% tags=["remove-input"]
 c_shift = R.claim(
     "gaussian-shift-slope-one",
-    "With a pure shift of difficulty the fitted probit slope is {s:.3f}, within {d:.3f} of 1.",
-    abs(shift.slope - 1) < 0.02,
+    "With a pure shift of difficulty the fitted probit slope is {s:.3f}, {d:.3f} from 1 (within 0.02).",
+    about(shift.slope, 1, tol=0.02),
     s=shift.slope,
     d=abs(shift.slope - 1),
 )
@@ -698,8 +743,8 @@ R.number("linear-fits-gauss-shift-slope", c_shift.inline(), "{}")
 c_fit = R.claim(
     "gaussian-fit-matches-analytic",
     "In both testbeds the simulated fit agrees with the analytic line to within {d:.3f} in slope and "
-    "intercept, the sampling noise of finite test sets.",
-    gdev < 0.05,
+    "intercept, below 0.05: the sampling noise of finite test sets.",
+    below(gdev, 0.05),
     d=gdev,
 )
 
@@ -708,7 +753,7 @@ gaussian_narrow_slope_above_one = R.claim(
     "gaussian-narrow-slope-above-one",
     "With σ₂ = 0.8 the slope is {s:.3f} (analytic {u:.3f}) and its "
     "interval [{lo:.3f}, {hi:.3f}] lies above 1: the tilt comes from the narrower spread.",
-    narrow.slope_ci[0] > 1,
+    above(narrow.slope_ci[0], 1),
     s=narrow.slope,
     u=gauss["mean shift, narrower spread"][2],
     lo=narrow.slope_ci[0],
@@ -774,8 +819,9 @@ mf, mf_probit = zoo_fits[("matchedfrequency", "linear")], zoo_fits[("matchedfreq
 zr = min(f.r for f in zoo_fits.values())
 R.claim(
     "zoo-linear",
-    "The zoo's accuracies lie close to a line on every replicated set: every correlation is at least {r:.3f}.",
-    zr >= 0.95,
+    "The zoo's accuracies lie close to a line on every replicated set: every correlation is at least {r:.3f}, "
+    "above 0.95.",
+    at_least(zr, 0.95),
     r=zr,
 )
 
@@ -783,8 +829,9 @@ R.claim(
 zoo_mf_linear_slope = R.claim(
     "zoo-mf-linear-slope",
     "On MatchedFrequency the linear slope is {s:.2f} (95% interval {lo:.2f}–{hi:.2f}, "
-    "{w:.2f} wide; Recht et al.'s from 64 ImageNet networks is 0.12 wide), well below CIFAR-10's 1.69.",
-    mf.slope_ci[1] < 1.69,
+    "{w:.2f} wide; Recht et al.'s from 64 ImageNet networks is 0.12 wide), its upper end {test:below} "
+    "CIFAR-10's 1.69.",
+    below(mf.slope_ci[1], 1.69, by="clearly"),
     s=mf.slope,
     lo=mf.slope_ci[0],
     hi=mf.slope_ci[1],
@@ -795,7 +842,7 @@ zoo_mf_linear_slope = R.claim(
 zoo_mf_probit_slope = R.claim(
     "zoo-mf-probit-slope",
     "On probit axes the slope is {p:.2f} ({lo:.2f}–{hi:.2f}), below the linear one:",
-    mf_probit.slope < mf.slope,
+    below(mf_probit.slope, mf.slope),
     p=mf_probit.slope,
     lo=mf_probit.slope_ci[0],
     hi=mf_probit.slope_ci[1],
@@ -806,8 +853,8 @@ display(
     R.say(
         zoo_mf_linear_slope,
         zoo_mf_probit_slope,
-        "the tilt of the line depends on the axes it is drawn on (§5.3). Recht et al. (§3.3) read a slope above 1 as "
-        '"model robustness improves with increasing accuracy"; Engstrom et al. argue that much of that slope is an '
+        "the tilt of the line depends on the axes it is drawn on (§5.3). Recht et al. read a slope above 1 as "
+        f"{robust_cite}; Engstrom et al. argue that much of that slope is an "
         "artefact of how the replication selected its images. Whether a slope lies above 1 is read from its interval "
         "(the table above), not from its point estimate.",
     )
@@ -830,20 +877,24 @@ corr = released.imagenetv2_correctness()
 agreement, max_dev = perimage.compare_with_paper(corr)
 
 # %% tags=["remove-input"]
-R.say(
-    R.claim(
-        "per-image-tables-agree",
-        "All {n:,} printed values of Tables 14–19 ({values:,} accuracies, bounds and gaps, {ranks:,} ranks) "
-        "agree with the recomputation from the released predictions of {models} models, to the printed "
-        "rounding (largest difference {dev:.2f} points, at exact ties).",
-        bool(agreement["agrees"].all()) and max_dev <= 0.05 + 1e-9 and perimage.only_ties_differ(agreement),
-        n=len(agreement),
-        values=int((~agreement["column"].str.endswith("rank")).sum()),
-        ranks=int(agreement["column"].str.endswith("rank").sum()),
-        models=len(corr.models),
-        dev=max_dev,
-    ),
+all_agree = agreement["agrees"].all() and perimage.only_ties_differ(agreement)
+n_ranks = int(agreement["column"].str.endswith("rank").sum())
+tables_agree = R.claim(
+    "per-image-tables-agree",
+    "All {n:,} printed values of Tables 14–19 ({values:,} accuracies, bounds and gaps, {ranks:,} ranks) "
+    "agree with the recomputation from the released predictions of {models} models, to the printed "
+    "rounding (largest difference {dev:.2f} points, at exact ties).",
+    at_most(max_dev, 0.05 + 1e-9)
+    & fact(all_agree, why="agreement of every printed value is a table-wide property the library computes"),
+    n=len(agreement),
+    values=len(agreement) - n_ranks,
+    ranks=n_ranks,
+    models=len(corr.models),
+    dev=max_dev,
 )
+
+# %% tags=["remove-input"]
+R.say(tables_agree)
 
 # %% [markdown]
 # **Uncertainty from the images as well as the models.** The paper's bootstrap resamples models: it
@@ -861,7 +912,7 @@ per_image_two_level_wider = R.claim(
     "per-image-two-level-wider",
     "On probit axes the MatchedFrequency top-1 slope is {slope:.3f}; resampling models gives "
     "[{lo1:.3f}, {hi1:.3f}], resampling models and images widens it to [{lo2:.3f}, {hi2:.3f}].",
-    (mi.slope_high - mi.slope_low) > (mo.slope_high - mo.slope_low),
+    above(mi.slope_high - mi.slope_low, mo.slope_high - mo.slope_low),
     slope=mo.slope,
     lo1=mo.slope_low,
     hi1=mo.slope_high,
@@ -875,7 +926,7 @@ per_image_images_matter = R.claim(
     "The wider interval contains a slope of 1, which the model-only interval excludes: on probit axes, "
     "whether MatchedFrequency's line is steeper or flatter than the diagonal is within the images' "
     "sampling error.",
-    mi.slope_low <= 1 <= mi.slope_high and not mo.slope_low <= 1 <= mo.slope_high,
+    within(1, mi.slope_low, mi.slope_high) & outside(1, mo.slope_low, mo.slope_high),
     lo1=mo.slope_low,
     hi1=mo.slope_high,
     lo2=mi.slope_low,
@@ -915,9 +966,9 @@ R.record({"per_image": per_image})
 # %% tags=["remove-input"]
 per_image_classes_drop_for_most_models = R.claim(
     "per-image-classes-drop-for-most-models",
-    "{most:.1%} of the 1,000 classes lose accuracy for at least 90% of the models, against {gain:.1%} "
-    "that gain for at least 90%; {mean:.1%} drop on average over models.",
-    consistency["frac_classes_drop_most"] > 5 * consistency["frac_classes_gain_most"],
+    "{most:.1%} of the 1,000 classes lose accuracy for at least 90% of the models, more than five times the "
+    "{gain:.1%} that gain for at least 90%; {mean:.1%} drop on average over models.",
+    above(consistency["frac_classes_drop_most"], 5 * consistency["frac_classes_gain_most"]),
     most=consistency["frac_classes_drop_most"],
     gain=consistency["frac_classes_gain_most"],
     mean=consistency["frac_classes_mean_drop"],
@@ -927,8 +978,8 @@ per_image_classes_drop_for_most_models = R.claim(
 per_image_models_agree = R.claim(
     "per-image-models-agree",
     "The models agree on which classes drop: the Spearman correlation of two models' per-class drops "
-    "is {rho:.2f} on average over all pairs (lowest {lo:.2f}).",
-    consistency["mean_spearman"] > 0.5,
+    "is {rho:.2f} on average over all pairs, above 0.5 (lowest {lo:.2f}).",
+    above(consistency["mean_spearman"], 0.5),
     rho=consistency["mean_spearman"],
     lo=consistency["min_spearman"],
 )
@@ -939,7 +990,7 @@ per_image_all_wrong_more_on_matched = R.claim(
     "per-image-all-wrong-more-on-matched",
     "Images that every one of the {models} models gets wrong are {mf:.1%} of MatchedFrequency against "
     "{v1:.1%} of the validation set ({n_mf:,} and {n_v1:,} images).",
-    w_mf["all_wrong_frac"] > w_v1["all_wrong_frac"],
+    above(w_mf["all_wrong_frac"], w_v1["all_wrong_frac"]),
     models=len(corr.models),
     mf=w_mf["all_wrong_frac"],
     v1=w_v1["all_wrong_frac"],
@@ -1004,8 +1055,8 @@ R.number(
     "linear-fits-ex-rounding-offsets",
     R.claim(
         "ex-rounding-offsets",
-        "Our offsets differ from the paper's by {c:.2f} points on CIFAR-10 and {i:.2f} on ImageNet.",
-        worst["intercept"] < 0.1,
+        "Our offsets differ from the paper's by {c:.2f} points on CIFAR-10 and {i:.2f} on ImageNet, both below 0.1.",
+        below(worst["intercept"], 0.1),
         c=agree["cifar10"]["intercept"],
         i=agree["imagenet_top1_matchedfrequency_cnn"]["intercept"],
     ).inline(),
@@ -1020,7 +1071,7 @@ R.number(
         "ex-bootstrap-mc",
         "Over ten seeds with 2,000 replicates the 95% slope endpoints of the CIFAR-10 fit move "
         "by {sd:.4f} (standard deviation), while raising ci to 0.99 widens the interval from {w1:.3f} to {w2:.3f}.",
-        s95["slope_ci_sd"] < 0.1 * (s99["slope_ci_width"] - s95["slope_ci_width"]),
+        below(s95["slope_ci_sd"], 0.1 * (s99["slope_ci_width"] - s95["slope_ci_width"])),
         sd=s95["slope_ci_sd"],
         w1=s95["slope_ci_width"],
         w2=s99["slope_ci_width"],
@@ -1034,8 +1085,8 @@ R.number(
     R.claim(
         "ex-zoo-few-models",
         "Fitting random six-model subsets of this zoo (20 of them) gives MatchedFrequency slope intervals "
-        "{w:.2f} wide on average, {k:.1f} times the width of the {n}-model interval.",
-        width_ratio > 1.5,
+        "{w:.2f} wide on average, {k:.1f} times the width of the {n}-model interval (more than 1.5 times).",
+        above(width_ratio, 1.5),
         w=few_width,
         k=width_ratio,
         n=len(zoo_acc),

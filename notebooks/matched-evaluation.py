@@ -69,6 +69,10 @@ else:
     store = zoos.PredictionStore(predictions_dir)
     data_label = str(predictions_dir)
 
+
+# %%
+from shifteval.book.claims import about, above, at_least, below, equal, every, monotone, within
+
 # %%
 # every model's predictions on the first set and each second set; Algorithms 1 and 2 on all of them
 pairs = {t: store.pairs(source, t) for t in targets}
@@ -92,7 +96,7 @@ R.say(
         "source-is-the-larger-set",
         "The source role goes to {source} ({n_source:,} images), the larger set, for all {k} second sets "
         "(the first of them holds {n_target:,} images, a ratio of {ratio:.1f} : 1).",
-        all(roles[t]["source"] == source for t in targets) and sizes["source"] > sizes["target"],
+        every(equal(roles[t]["source"], source) for t in targets) & above(sizes["source"], sizes["target"]),
         ratio=sizes["source"] / sizes["target"],
         **FZ,
     ),
@@ -113,9 +117,10 @@ viz.figure("matched-evaluation-paper-fig1", viz.matched_evaluation.fig1_accuracy
 F = findings.gap_facts(tables, t0)
 R.claim(
     "fig1-less-accurate-and-less-confident",
-    "On {t} {n_acc} of {n} models are less accurate than on the source and {n_conf} are less confident: "
-    "the replicated images are harder also by the model's own judgement, which is what matching exploits.",
-    F["n_acc"] > 0.8 * F["n"] and F["n_conf"] > 0.8 * F["n"],
+    "On {t} {n_acc} of {n} models are less accurate than on the source and {n_conf} are less confident, more "
+    "than four in five on both counts: the replicated images are harder also by the model's own judgement, "
+    "which is what matching exploits.",
+    above(F["n_acc"], 0.8 * F["n"]) & above(F["n_conf"], 0.8 * F["n"]),
     **F,
 )
 
@@ -125,8 +130,9 @@ if "topimages" in targets:
     display(
         R.claim(
             "fig1-topimages-easier",
-            "TopImages goes the other way: {n_top_easier} of {n} models are less accurate on the source than on it.",
-            F["n_top_easier"] > 0.8 * F["n"],
+            "TopImages goes the other way: {n_top_easier} of {n} models, more than four in five, are less "
+            "accurate on the source than on it.",
+            above(F["n_top_easier"], 0.8 * F["n"]),
             **F,
         )
     )
@@ -191,7 +197,7 @@ R.claim(
     "narrower-where-the-gap-is-large",
     "Where the mean accuracy gap exceeds 2 points ({big}), the matched gap is narrower for at least three "
     "models in four with both algorithms ({shares_large}).",
-    F["n_big"] > 0 and F["min_share_large"] >= 0.75,
+    at_least(F["n_big"], 1) & at_least(F["min_share_large"], 0.75),
     **F,
 )
 
@@ -203,7 +209,7 @@ if F["n_small"] and F["n_big"]:
             "little-to-narrow-on-small-gaps",
             "On {small} the mean accuracy gap is only {gaps_small} points in absolute value and the shares are "
             "lower ({shares_small}): with so small a gap there is little to narrow.",
-            F["n_small"] > 0 and F["max_share_small"] < F["min_share_large"],
+            below(F["max_share_small"], F["min_share_large"]),
             **F,
         )
     )
@@ -212,7 +218,7 @@ if F["n_small"] and F["n_big"]:
 R.claim(
     "algorithm-2-fewer-unmatched",
     "Algorithm 2 leaves fewer targets unmatched than Algorithm 1 on every second set (mean fractions {fus}).",
-    all(b < a for a, b in zip(F["fu_alg1"], F["fu_alg2"], strict=True)),
+    every(below(b, a) for a, b in zip(F["fu_alg1"], F["fu_alg2"], strict=True)),
     **F,
 )
 
@@ -220,9 +226,9 @@ R.claim(
 R.claim(
     "run-sd-small",
     "Over the {n_runs} runs the matched gap of a model varies with a median standard deviation of "
-    "{sd_median:.2f} points (largest {sd_max:.2f}), well below the median narrowing of the gap on {t} "
-    "({shrink:.2f} points).",
-    F["sd_median"] < F["shrink"] / 2,
+    "{sd_median:.2f} points (largest {sd_max:.2f}), {test:smaller than} the median narrowing of the gap on "
+    "{t} ({shrink:.2f} points).",
+    below(F["sd_median"], F["shrink"], by="much"),
     n_runs=n_runs,
     **F,
 )
@@ -265,14 +271,16 @@ F5 = {
 
 # %% tags=["remove-input"]
 R.say(
-    "The paper's ResNeXt-101 on ImageNet against ImageNetV2 (§4.2, Figure 5) has an accuracy gap of 8.6%, a "
-    "matched gap of 3.1%, and 45.54% accuracy on the unmatched targets.",
+    "The paper's ResNeXt-101 on ImageNet against ImageNetV2 ("
+    + R.cite("anzaku2022principled", "§4.2", numbers=["8.6", "3.1", "45.54"])
+    + ", Figure 5) has an accuracy gap of 8.6%, a matched gap of 3.1%, and 45.54% accuracy on the unmatched "
+    "targets.",
     R.claim(
         "fig5-strong-model-numbers",
         "The world's strong model, {model}, has an accuracy gap of {gap:.1f} points on {t}, a matched gap of "
         "{mgap:.1f} points and {ua:.1f}% accuracy on its {nu:.0f} unmatched targets, below its {acc:.1f}% on "
         "the whole target set: the same pattern.",
-        abs(F5["mgap"]) < abs(F5["gap"]) and F5["ua"] < F5["acc"],
+        below(abs(F5["mgap"]), abs(F5["gap"])) & below(F5["ua"], F5["acc"]),
         **F5,
     ),
 )
@@ -280,9 +288,9 @@ R.say(
 # %% tags=["remove-input"]
 R.claim(
     "unmatched-less-confident",
-    "The strong model's unmatched targets are much less confident than its matched ones (mean predicted "
-    "probability {cu:.3f} against {cm:.3f}): they sit where the source has no examples left.",
-    F5["cu"] < F5["cm"] - 0.1,
+    "The strong model's unmatched targets are less confident than its matched ones by more than 0.1 in mean "
+    "predicted probability ({cu:.3f} against {cm:.3f}): they sit where the source has no examples left.",
+    below(F5["cu"], F5["cm"], by=0.1),
     **F5,
 )
 
@@ -290,7 +298,7 @@ R.claim(
 R.claim(
     "weak-model-fewer-unmatched",
     "The weak model, {wm}, leaves fewer targets unmatched than the strong one: {nw:.0f} against {nu:.0f}.",
-    F5["nw"] < F5["nu"],
+    below(F5["nw"], F5["nu"]),
     **F5,
 )
 
@@ -298,14 +306,14 @@ R.claim(
 R.say(
     R.claim(
         "unmatched-not-a-weakness",
-        "Across the zoo the fraction unmatched on {t} (Algorithm 1) does not fall as models get stronger: its "
-        "Spearman correlation with source accuracy is {rho_unmatched:.2f}.",
-        F["rho_unmatched"] > 0,
+        "Across the zoo the fraction unmatched on {t} (Algorithm 1) does not fall as models get stronger; it "
+        "rises: its Spearman correlation with source accuracy is {rho_unmatched:.2f}, {test} zero.",
+        above(F["rho_unmatched"], 0),
         **F,
     ),
-    "How many targets stay unmatched depends on how densely the source's predicted probabilities cover the "
-    "target's, not on how accurate the model is: a barely confident model crowds its probabilities into a "
-    "narrow range where partners are easy to find.",
+    "So a large fraction unmatched is no sign of a weak model. It reflects how densely the source's predicted "
+    "probabilities cover the target's: a barely confident model crowds its probabilities into a narrow range "
+    "where partners are easy to find, a confident one spreads them out towards 1.",
 )
 
 # %% [markdown]
@@ -340,7 +348,7 @@ R.claim(
     "quantised-models",
     "{nq} of {n} models have quantised probabilities (fewer distinct values than half the source set's "
     "examples): {quantised}.",
-    0 < FQ["nq"] < FQ["n"],
+    within(FQ["nq"], 1, FQ["n"] - 1),
     **FQ,
 )
 
@@ -351,11 +359,11 @@ eps0_claim = R.claim(
     "{c_min:.0%} of the targets unmatched, while the {nq} quantised ones still match through exact ties and "
     "leave at most {q_max:.0%} unmatched; the {ns} saturating models ({saturating}) leave between {s_min:.0%} "
     "and {s_max:.0%} unmatched, all more than any quantised model.",
-    FQ["nc"] > 0
-    and FQ["nq"] > 0
-    and FQ["c_min"] > 0.9
-    and FQ["q_max"] < 0.5
-    and (FQ["ns"] == 0 or FQ["q_max"] < FQ["s_min"]),
+    at_least(FQ["nc"], 1)
+    & at_least(FQ["nq"], 1)
+    & above(FQ["c_min"], 0.9)
+    & below(FQ["q_max"], 0.5)
+    & (below(FQ["q_max"], FQ["s_min"]) if FQ["ns"] else equal(FQ["ns"], 0)),
     e=eps_small,
     **FQ,
 )
@@ -366,7 +374,7 @@ R.claim(
     "grid-models-ignore-eps",
     "The probabilities of {grid} lie on grids coarser than 2ε, so a window of ±ε only ever holds exact ties "
     "and ε = {e:g} matches exactly as ε = {e0:g} does (fractions unmatched {grid_fus}).",
-    FQ["n_grid"] > 0 and FQ["grid_diff"] < 1e-12,
+    at_least(FQ["n_grid"], 1) & about(FQ["grid_diff"], 0, tol=1e-12),
     e=eps,
     e0=eps_small,
     **FQ,
@@ -409,7 +417,7 @@ R.claim(
     "eps-fraction-unmatched-falls",
     "For {model} ({d:,} distinct probabilities), the fraction unmatched with Algorithm 1 falls from {fu0:.3f} "
     "at ε = {e0:g} to {fu1:.3f} at ε = {e1:g}, never rising as ε grows.",
-    FS["monotone"] and FS["fu0"] > FS["fu1"],
+    monotone(FS["fu"], "decreasing", strict=False) & below(FS["fu1"], FS["fu0"]),
     model=mid,
     d=int(quant.distinct_source[mid]),
     **FS,
@@ -420,7 +428,7 @@ R.claim(
     "eps-large-algorithm-2-near-gap",
     "At ε = {e1:g} Algorithm 2's matched gap ({m1:.2f} points) lies within {d1:.2f} points of the accuracy "
     "gap ({g:.2f}), closer than at the paper's ε ({m0:.2f} points).",
-    abs(FS["m1"] - FS["g"]) < abs(FS["m0"] - FS["g"]),
+    below(abs(FS["m1"] - FS["g"]), abs(FS["m0"] - FS["g"])),
     d1=abs(FS["m1"] - FS["g"]),
     **FS,
 )
@@ -458,8 +466,11 @@ R.number("matched-evaluation-mf-matched-gap", 100 * tab0.matched_gap.mean(), "{:
 # It depends on how many distinct probabilities the model produces. With continuous probabilities, as
 # ε → 0 a target needs a source example with *exactly* its predicted probability (and label), so almost
 # every target is unmatched and the matched accuracies rest on a handful of pairs (high variance). With
-# quantised probabilities (kNN, fully grown forests, a saturating naive Bayes) exact ties are common and
-# ε → 0 changes little: {glue:md}`matched-evaluation-eps0-claim` As ε → 1 every target matches any unused
+# quantised probabilities (kNN, fully grown forests, a saturating naive Bayes) exact ties are common, so as
+# ε → 0 these models still find partners for many targets: {glue:md}`matched-evaluation-eps0-claim` Still,
+# fewer partners can move their matched gap a great deal (it rests on fewer pairs, and can change sign):
+# compare {numref}`tbl-matched-evaluation-quantisation`'s two fractions unmatched and your run's gaps. As
+# ε → 1 every target matches any unused
 # source example (of its predicted label for Algorithm 1), so the matched source subset becomes a random
 # sample with the target's predicted-label mix and the matched gap tends to the accuracy gap restricted
 # to that mix.

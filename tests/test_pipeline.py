@@ -240,11 +240,12 @@ threshold = 1.0
 
 # %%
 from shifteval.book import results
+from shifteval.book.claims import above
 
 R = results.Results()
 value = 2.0
-R.claim("value-above-threshold", "The value {value:.1f} is above the threshold {threshold:.1f}.",
-        value > threshold, value=value, threshold=threshold)
+R.claim("value-above-threshold", "The value {value:.1f} is {test} the threshold {threshold:.1f}.",
+        above(value, threshold), value=value, threshold=threshold)
 
 # %%
 R.record({"value": value})
@@ -257,7 +258,12 @@ def test_a_claim_flipped_by_a_parameter_is_rendered_as_not_holding(project):
     assert ok.returncode == 0, ok.stderr
     res = json.loads((project / "book" / "chapters" / "claims.results.json").read_text())
     assert res["claims"] == [
-        {"id": "value-above-threshold", "text": "The value 2.0 is above the threshold 1.0.", "holds": True}
+        {
+            "id": "value-above-threshold",
+            "text": "The value 2.0 is above the threshold 1.0.",
+            "holds": True,
+            "test": "above(2, 1)",
+        }
     ]
     assert res["provenance"]["strict_claims"] is True
     flipped = shifteval("run", "claims", "-p", "threshold=5", cwd=project)

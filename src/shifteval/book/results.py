@@ -2,9 +2,12 @@
 
 A chapter opens a :class:`Results` (``R = results.Results()``) and, as it goes,
 
-- states every result-dependent sentence as a **claim**: ``R.claim(id, text, holds, **values)``
-  formats ``text`` with ``values`` and keeps the boolean ``holds`` -- the condition, evaluated on
-  the run's own numbers, that makes the sentence true;
+- states every result-dependent sentence as a **claim**: ``R.claim(id, text, test, **values)``
+  formats ``text`` with ``values`` and keeps ``test`` -- the comparison, evaluated on the run's own
+  numbers, that makes the sentence true, written with a helper of :mod:`shifteval.book.claims`
+  (``above(a, b, by="well")``) whose words the text takes as ``{test}`` or ``{test:larger than}``;
+- cites a paper with ``R.cite(paper, where, quote=...)``, recorded so that a test checks the quote
+  and the place against the paper's text;
 - glues every computed number that prose quotes: ``R.number(key, value, fmt)`` (used in markdown
   as ``{glue:md}`key```);
 - records headline numbers: ``R.record({...})``.
@@ -29,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..utils.io import atomic_write_json, to_json
+from .claims import Check
 
 ENV_RESULTS = "SHIFTEVAL_RESULTS"
 ENV_STRICT = "SHIFTEVAL_STRICT_CLAIMS"
@@ -79,16 +83,23 @@ class Claim:
         Whether the condition evaluated on this run's results is true.
     values : dict
         The values the sentence and the condition were computed from.
+    test : str
+        The test as evaluated (``above(0.521, 0.4, by=0.05)``), or ``"bool"`` for a bare condition.
+    why : str
+        For a bare condition, why no comparison helper states it.
     """
 
     id: str
     text: str
     holds: bool
     values: dict = field(default_factory=dict)
+    test: str = "bool"
+    why: str = ""
 
     def values_text(self) -> str:
         """The values as ``name = value`` pairs."""
-        return ", ".join(f"{k} = {_show(v)}" for k, v in self.values.items()) or "no values recorded"
+        shown = ", ".join(f"{k} = {_show(v)}" for k, v in self.values.items()) or "no values recorded"
+        return f"{shown}; test {self.test}"
 
     def admonition(self) -> str:
         """The MyST admonition shown in place of a claim that does not hold."""
@@ -117,7 +128,8 @@ class Claim:
 
     def as_record(self) -> dict:
         """The entry of ``results.json``'s ``claims`` list."""
-        return {"id": self.id, "text": self.text, "holds": self.holds}
+        record = {"id": self.id, "text": self.text, "holds": self.holds, "test": self.test}
+        return record | ({"why": self.why} if self.why else {})
 
 
 class Paragraph:
@@ -192,15 +204,19 @@ class Results:
 
     Examples
     --------
+    >>> from shifteval.book.claims import above
     >>> R = Results(path=None, strict=False)
-    >>> c = R.claim("gap-positive", "The gap is {gap:.1f} points, above zero.", holds=3.21 > 0, gap=3.21)
+    >>> c = R.claim("gap-positive", "The gap is {gap:.1f} points, {test} zero.", above(3.21, 0), gap=3.21)
+    >>> c.text, c.holds, c.test
+    ('The gap is 3.2 points, above zero.', True, 'above(3.21, 0)')
+    >>> c = R.claim("gap-large", "The gap is {test:larger than} 2 points.", above(3.21, 2, by="well"), gap=3.21)
     >>> c.text, c.holds
-    ('The gap is 3.2 points, above zero.', True)
-    >>> R.claim("gap-large", "The gap exceeds 5 points.", holds=False, gap=3.21).holds
+    ('The gap is well larger than 2 points.', True)
+    >>> R.claim("gap-huge", "The gap exceeds 5 points.", above(3.21, 5), gap=3.21).holds
     False
     >>> R.record({"gap": 3.21})  # shows nothing at the end of a cell
     >>> R.as_dict()["gap"], [c["id"] for c in R.as_dict()["claims"]]
-    (3.21, ['gap-positive', 'gap-large'])
+    (3.21, ['gap-positive', 'gap-large', 'gap-huge'])
     >>> text = R.number("gap-text", 3.21, "{:.1f}")  # in a notebook, a cell ending in it shows nothing
     >>> text + " points", R.as_dict()["numbers"]
     ('3.2 points', {'gap-text': '3.2'})
@@ -212,21 +228,26 @@ class Results:
         self.claims: list[Claim] = []
         self.numbers: dict[str, str] = {}
         self.results: dict = {}
+        self.citations: list[dict] = []
         _ACTIVE[:] = [self]
 
     def claim(self, id: str, text: str, holds, **values) -> Claim:
-        """State a result-dependent sentence and the condition that makes it true.
+        """State a result-dependent sentence and the test that makes it true.
 
         Parameters
         ----------
         id : str
             Identifier, unique within the chapter.
         text : str
-            The sentence; ``str.format`` fields are filled from ``values``.
-        holds : bool or callable
-            The condition evaluated on this run's results (a callable gets ``**values``).
+            The sentence; ``str.format`` fields are filled from ``values``, and ``{test}`` (or
+            ``{test:larger than}``, ``{test[1]:...}`` for a joined test) from the test's words.
+        holds : Check, bool or callable
+            The test evaluated on this run's results: a helper of :mod:`shifteval.book.claims`
+            (recorded with its arguments), or a bare boolean (recorded as ``bool``; chapters pass
+            one through :func:`shifteval.book.claims.fact` with the reason no helper fits). A
+            callable gets ``**values``.
         **values
-            The numbers the sentence quotes and the condition uses.
+            The numbers the sentence quotes and the test uses.
 
         Returns
         -------
@@ -236,17 +257,19 @@ class Results:
         Raises
         ------
         ClaimFailed
-            In a strict run, when the claim does not hold (the message names it and its values).
+            In a strict run, when the claim does not hold (the message names it, its values and test).
         """
         if not isinstance(id, str) or not id:
             raise ValueError("a claim needs a non-empty string id")
         if any(c.id == id for c in self.claims):
             raise ValueError(f"claim id {id!r} is used twice in this chapter")
-        rendered = text.format(**values) if values else text
         truth = holds(**values) if callable(holds) else holds
         if isinstance(truth, np.ndarray):
             raise ValueError(f"claim {id!r}: the condition is an array; reduce it with .all() or .any()")
-        claim = Claim(id, rendered, bool(truth), dict(values))
+        test = truth if isinstance(truth, Check) else Check("bool", bool(truth))
+        fields = {"test": test, **values} if "test" not in values else dict(values)
+        rendered = text.format(**fields) if values or "{test" in text else text
+        claim = Claim(id, rendered, test.holds, dict(values), test.expr, test.why)
         self.claims.append(claim)
         self._write()
         if self.strict and not claim.holds:
@@ -254,6 +277,36 @@ class Results:
                 f"claim {id!r} does not hold in this default run: {rendered!r} ({claim.values_text()})"
             )
         return claim
+
+    def cite(self, paper: str, where: str, quote: str | None = None, numbers=()) -> str:
+        """Cite ``where`` (a section, table, figure) of ``paper``, optionally quoting it, and record it.
+
+        The record (``results.json``'s ``citations``) lets a test check the place, the quote and
+        each quoted number against the paper's text.
+
+        Parameters
+        ----------
+        paper : str
+            The paper's key in ``book/references.bib`` (``"recht2019imagenet"``).
+        where : str
+            The place: ``"§3.3"``, ``"Table 1"``, ``"App. F.1"``, ``"Figure 12"``.
+        quote : str, optional
+            The paper's words, verbatim (whitespace and hyphenation aside).
+        numbers : sequence of str
+            Numbers the sentence quotes from the paper, as printed there (``"4.61"``).
+
+        Returns
+        -------
+        str
+            The citation as the prose shows it: ``"quote" (§3.3)`` or ``§3.3``.
+        """
+        if not paper or not where:
+            raise ValueError("a citation needs the paper's key and the place in it")
+        self.citations.append(
+            {"paper": paper, "where": where, "quote": quote, "numbers": [str(n) for n in numbers]}
+        )
+        self._write()
+        return f"“{quote}” ({where})" if quote else where
 
     def say(self, *parts) -> Paragraph:
         """A paragraph of literal sentences and claims, displayed as markdown."""
@@ -289,7 +342,7 @@ class Results:
         """
         if not isinstance(results, dict):
             raise ValueError(f"results must be a dict, got {type(results).__name__}")
-        reserved = {"claims", "numbers", "provenance"} & set(results)
+        reserved = {"claims", "citations", "numbers", "provenance"} & set(results)
         if reserved:
             raise ValueError(f"results may not set the reserved key(s) {sorted(reserved)}")
         self.results.update(_normalise(results))
@@ -300,6 +353,7 @@ class Results:
         return {
             **self.results,
             "claims": [c.as_record() for c in self.claims],
+            "citations": list(self.citations),
             "numbers": dict(self.numbers),
             "figures": dict(_FIGURES),
         }

@@ -229,7 +229,7 @@ def quant_facts(quant: pd.DataFrame, eps: float) -> dict:
 def sweep_facts(sweep: pd.DataFrame, eps: float) -> dict:
     """Numbers the chapter states about :func:`~shifteval.matching.study.eps_sweep`.
 
-    Algorithm 1's fraction unmatched along ε (``fu0`` at the smallest, ``fu1`` at the largest, whether it
+    Algorithm 1's fraction unmatched along ε (``fu``, ``fu0`` at the smallest, ``fu1`` at the largest, whether it
     never rises: ``monotone``) and Algorithm 2's accuracy gap ``g`` and matched gap at the largest ε
     (``m1``) and at the ε nearest ``eps`` (``m0``), in points.
 
@@ -261,7 +261,7 @@ def sweep_facts(sweep: pd.DataFrame, eps: float) -> dict:
     fu = a1.fraction_unmatched.to_numpy()
     g = 100 * a2.gap.iloc[0]
     return {
-        "fu0": fu[0], "fu1": fu[-1], "e0": a1.eps.iloc[0], "e1": a1.eps.iloc[-1],
+        "fu": fu.tolist(), "fu0": fu[0], "fu1": fu[-1], "e0": a1.eps.iloc[0], "e1": a1.eps.iloc[-1],
         "monotone": bool((fu[1:] <= fu[:-1] + 1e-9).all()), "g": g,
         "m1": 100 * a2.matched_gap.iloc[-1], "m0": 100 * a2.matched_gap.iloc[int((a2.eps - eps).abs().argmin())],
     }  # fmt: skip
