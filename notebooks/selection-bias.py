@@ -33,18 +33,18 @@
 # Terms used here are explained in the glossary: {term}`selection frequency`, {term}`statistic matching`, {term}`MatchedFrequency`.
 
 # %% tags=["parameters"]
-world = {}
-zoo_size = "default"
-reannotators = 40
+world = {}  # replication-world settings (WorldConfig overrides)
+zoo_size = "default"  # the zoo whose accuracies are adjusted: "default" (31 models) or "smoke"
+reannotators = 40  # fresh annotators per image of v1 and MatchedFrequency (Engstrom et al. §3: 40)
 reannotator_range = None  # [lo, hi]: each image its own number of fresh annotators (replaces `reannotators`)
-mixture_components = 3
-n_boot = 450
-seed = 0
-toy_alpha = 2.0
-toy_beta = 3.0
-toy_samples = 1_000_000
-redraws = 50
-rematch_rounds = 3
+mixture_components = 3  # beta components of the parametric estimator's mixtures (§5.3)
+n_boot = 450  # bootstrap samples of both estimators' intervals (App. F.1: 450)
+seed = 0  # seed of every random draw
+toy_alpha = 2.0  # Beta(α, β) of the toy model's true frequencies (§2, Eq. 1)
+toy_beta = 3.0  # Beta(α, β) of the toy model's true frequencies (§2, Eq. 1)
+toy_samples = 1_000_000  # images simulated in the toy model
+redraws = 50  # redraws of images and votes from the world that check the intervals' coverage
+rematch_rounds = 3  # re-matching rounds per number of matching votes (App. D.1)
 
 # %%
 import numpy as np

@@ -3,7 +3,7 @@
 - :func:`bootstrap_parametric`: the paper's bootstrap of the parametric estimate over images (App. F.1);
 - :func:`bootstrap_jackknife`: a bootstrap of the jackknife estimate over images *and* votes.
 
-Both are re-exported by :mod:`shifteval.selection`, whose estimators they call.
+Both call the estimators of :mod:`shifteval.selection.estimators`.
 """
 
 from __future__ import annotations
