@@ -5,15 +5,6 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-# Modules being rewritten elsewhere; each still has mypy errors and is type-checked once that work lands.
-# Remove a path as soon as its file is clean (test_pending_modules_still_fail says when).
-PENDING = {
-    "src/shifteval/selection/estimators.py",
-    "src/shifteval/selection/parametric.py",
-    "src/shifteval/selection/study.py",
-    "src/shifteval/viz/selection_bias.py",
-}
-
 
 @pytest.fixture(scope="module")
 def mypy_errors() -> dict[str, list[str]]:
@@ -39,10 +30,5 @@ def mypy_errors() -> dict[str, list[str]]:
 
 
 def test_mypy_finds_no_error(mypy_errors):
-    found = [line for path, lines in sorted(mypy_errors.items()) if path not in PENDING for line in lines]
+    found = [line for _, lines in sorted(mypy_errors.items()) for line in lines]
     assert not found, f"{len(found)} mypy error(s):\n" + "\n".join(found[:200])
-
-
-def test_pending_modules_still_fail(mypy_errors):
-    clean = sorted(path for path in PENDING if path not in mypy_errors)
-    assert not clean, f"{clean} type-check now (or moved): remove them from PENDING in tests/test_types.py"

@@ -425,7 +425,7 @@ def ranks_first(scores: Mapping[str, float], key: str, highest: bool = True) -> 
     scores = {str(k): _number(f"scores[{k!r}]", v) for k, v in dict(scores).items()}
     if len(scores) < 2 or key not in scores:
         raise ValueError(f"ranks_first needs at least two scores including {key!r}, got {sorted(scores)}")
-    best = (max if highest else min)(scores, key=scores.get)
+    best = (max if highest else min)(scores, key=scores.__getitem__)
     others = [v for k, v in scores.items() if k != key]
     ok = scores[key] > max(others) if highest else scores[key] < min(others)
     tail = "" if highest else ", highest=False"

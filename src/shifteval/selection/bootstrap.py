@@ -59,7 +59,7 @@ def posterior_frequencies(
     """
     k = np.asarray(counts, dtype=np.int64)
     # the responsibilities depend on (k, n) alone: one column per distinct pair, not one per item
-    levels, n_levels, _, index = vote_levels(k, n if np.ndim(n) == 0 else np.asarray(n, dtype=np.int64))
+    levels, n_levels, _, index = vote_levels(k, np.asarray(n, dtype=np.int64))
     logp = np.stack([
         np.log(w) + stats.betabinom.logpmf(levels, n_levels, a, b)
         for w, a, b in zip(mixture.weights, mixture.alphas, mixture.betas, strict=True)

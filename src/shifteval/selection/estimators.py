@@ -135,7 +135,7 @@ def naive_by_annotators(
     if np.isnan(v1).any() or np.isnan(v2).any():
         raise ValueError("naive_by_annotators needs complete votes (no NaN)")
     out = []
-    for m in sizes:
+    for m in np.asarray(sizes, dtype=np.int64).tolist():
         if not 1 <= m <= min(v1.shape[1], v2.shape[1]):
             raise ValueError(f"annotator count {m} outside 1..{min(v1.shape[1], v2.shape[1])}")
         out.append(naive_adjusted_accuracy(v1[:, :m].sum(1), v2[:, :m].sum(1), correct_v2, m))
@@ -144,12 +144,12 @@ def naive_by_annotators(
 
 @dataclass(frozen=True)
 class JackknifeResult:
-    """Leave-one-annotator-out jackknife of the naive estimator (per model)."""
+    """Leave-one-annotator-out jackknife of the naive estimator (per model; numbers for one model)."""
 
-    naive: np.ndarray
-    corrected: np.ndarray
-    bias: np.ndarray
-    std_error: np.ndarray
+    naive: float | np.ndarray
+    corrected: float | np.ndarray
+    bias: float | np.ndarray
+    std_error: float | np.ndarray
 
 
 def jackknife_adjusted_accuracy(

@@ -90,12 +90,16 @@ def vote_levels(counts: NDArray[np.int64], n: int | NDArray[np.int64]) -> tuple:
     >>> levels.tolist(), n.tolist(), hist.tolist(), index.tolist()
     ([0, 2], [3, 2], [1.0, 2.0], [1, 0, 1])
     """
-    if np.ndim(n) > 0 and len(n) and np.all(n == n[0]):  # one n for every item: the scalar path, exactly
-        n = int(n[0])
-    if np.ndim(n) == 0:
-        levels = np.arange(n + 1)
-        return levels, np.full(n + 1, n), np.bincount(counts, minlength=n + 1).astype(float), counts
-    pairs, index, hist = np.unique(np.stack([counts, n]), axis=1, return_inverse=True, return_counts=True)
+    per_item = np.asarray(n)
+    if per_item.ndim > 0 and len(per_item) and np.all(per_item == per_item[0]):  # one n: the scalar path
+        per_item = per_item[0]
+    if per_item.ndim == 0:
+        m = int(per_item)
+        levels = np.arange(m + 1)
+        return levels, np.full(m + 1, m), np.bincount(counts, minlength=m + 1).astype(float), counts
+    pairs, index, hist = np.unique(
+        np.stack([counts, per_item]), axis=1, return_inverse=True, return_counts=True
+    )
     return pairs[0], pairs[1], hist.astype(float), index.ravel()
 
 
@@ -232,9 +236,9 @@ def _fit_levels(levels, n, hist, k, rng, n_restarts, tol, max_iter, init, n_anno
         if len(init.weights) != k:
             raise ValueError(f"init has {len(init.weights)} components, expected k={k}")
         start = (init.weights, np.log(np.stack([init.alphas, init.betas], axis=1)))
-        *polished, ok = _polish(levels, n, hist, *start)
+        loglik, weights, log_ab, ok = _polish(levels, n, hist, *start)
         if ok:
-            return _sorted_mixture(*polished, n_annotators, 0, True)
+            return _sorted_mixture(loglik, weights, log_ab, n_annotators, 0, True)
         loglik, weights, log_ab, it, converged = _em(levels, n, hist, *start, max_iter, tol)
     else:  # short runs from several random starts, then the best one continues to convergence
         starts = []

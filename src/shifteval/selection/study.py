@@ -10,7 +10,7 @@ vote draws (what their error is made of), and the mass the fitted mixtures put a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -65,7 +65,7 @@ def reannotate(
     ((2, 4), 0.0, True)
     """
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 7, int(round)]))
-    if np.ndim(annotators) > 0:
+    if not isinstance(annotators, (int, np.integer)):
         lo, hi = annotator_range(annotators)
         return _annotate_range(np.asarray(s_v1, float), lo, hi, rng), _annotate_range(
             np.asarray(s_v2, float), lo, hi, rng
@@ -172,7 +172,7 @@ def naive_error_curve(sizes: ArrayLike, naive_curve: ArrayLike, truth: ArrayLike
     ([10.0, 5.0], True)
     """
     m = np.asarray(sizes, dtype=float)
-    err = 100 * (np.asarray(naive_curve).mean(axis=1) - np.mean(truth))
+    err = 100 * (np.asarray(naive_curve).mean(axis=1) - np.mean(np.asarray(truth)))
     coef = np.polyfit(1 / m, err, 1)
     resid = err - np.polyval(coef, 1 / m)
     return {"annotators": m.astype(int).tolist(), "error_points": err.tolist(),
@@ -223,7 +223,7 @@ def redraw_errors(
     """
     correct_v2 = np.asarray(correct_v2)
     truth = selection.true_adjusted_accuracy(s_v1, s_v2, correct_v2)
-    est = {"naive": [], "jackknife": [], "parametric": []}
+    est: dict[str, list] = {"naive": [], "jackknife": [], "parametric": []}
     se = []
     for r in range(1, validation.positive_int(rounds, "rounds") + 1):
         v1, v2 = reannotate(s_v1, s_v2, annotators, seed, round=r)
@@ -323,7 +323,7 @@ def redraw_coverage(
         raise ValueError(f"se needs a standard error per model for {sorted(missing)}")
     truth = selection.true_adjusted_accuracy(s_v1, s_v2, correct_v2)
     fitted = fitted or {}
-    est = {"jackknife": [], "parametric": []}
+    est: dict[str, list] = {"jackknife": [], "parametric": []}
     for r in range(redraws):
         rng = np.random.default_rng(np.random.SeedSequence([int(seed), 11, r]))
         i1, i2 = rng.integers(0, len(s_v1), len(s_v1)), rng.integers(0, len(s_v2), len(s_v2))
@@ -334,10 +334,16 @@ def redraw_coverage(
         p1 = selection.fit_betabinomial_mixture(c1, n1, k=k, seed=seed, init=fitted.get("p1"))
         p2 = selection.fit_betabinomial_mixture(c2, n2, k=k, seed=seed, init=fitted.get("p2"))
         est["parametric"].append([g.integrate(p1) for g in selection.fit_accuracy_spline(c2, f, n2, p2)])
-    out = {"coverage": {}, "mean_error": {}, "sd_of_mean_error": {}, "per_model_sd": {}, "reported_se": {}}
+    out: dict[str, Any] = {
+        "coverage": {},
+        "mean_error": {},
+        "sd_of_mean_error": {},
+        "per_model_sd": {},
+        "reported_se": {},
+    }
     out["redraws"] = redraws
-    for name, values in est.items():
-        values = np.asarray(values)  # redraws x models
+    for name, drawn in est.items():
+        values = np.asarray(drawn)  # redraws x models
         width = np.asarray(se[name], dtype=float)
         low, high = normal_interval(values, width[None, :], ci)
         inside = (low <= truth[None, :]) & (truth[None, :] <= high)
@@ -466,14 +472,14 @@ def gap_vs_annotators(world: worlds.World, zoo: Zoo, sizes: ArrayLike, rounds: i
         return 100 * float(np.mean(acc_v1 - correct_pool[:, rows].mean(axis=1)))
 
     out = []
-    for m in sizes:
+    for m in np.asarray(sizes, dtype=np.int64).tolist():
         reps = [world.replicate(int(m), round=r) for r in range(1, rounds + 1)]
         gaps = [gap(rep) for rep in reps]
         eq9 = [
             selection.naive_adjusted_accuracy(
-                rep.votes[:n_v1].sum(1), rep.votes[n_v1:].sum(1), correct_pool, int(m)
+                np.asarray(rep.votes)[:n_v1].sum(1), np.asarray(rep.votes)[n_v1:].sum(1), correct_pool, int(m)
             )
-            for rep in reps
+            for rep in reps  # m annotators: every round has votes
         ]
         out.append({"annotators": int(m), "gap": float(np.mean(gaps)), "gap_sd": float(np.std(gaps, ddof=1)) if rounds > 1 else 0.0,
                     "reweighted_gap": 100 * float(np.mean([np.mean(acc_v1 - e) for e in eq9]))})  # fmt: skip
@@ -568,7 +574,8 @@ def jackknife_by_annotators(
     """
     votes_v1, votes_v2 = np.asarray(votes_v1), np.asarray(votes_v2)
     return np.stack([
-        selection.jackknife_adjusted_accuracy(votes_v1[:, :n], votes_v2[:, :n], correct_v2).corrected for n in sizes
+        selection.jackknife_adjusted_accuracy(votes_v1[:, :n], votes_v2[:, :n], correct_v2).corrected
+        for n in np.asarray(sizes, dtype=np.int64).tolist()
     ])  # fmt: skip
 
 
@@ -622,8 +629,8 @@ def parametric_sweeps(
 
     n = votes_v1.shape[1]
     return {
-        "annotators": [{"annotators": int(m), **run(int(m), k)} for m in annotators],
-        "components": [{"components": int(kk), **run(n, int(kk))} for kk in components],
+        "annotators": [{"annotators": m, **run(m, k)} for m in np.asarray(annotators, np.int64).tolist()],
+        "components": [{"components": kk, **run(n, kk)} for kk in np.asarray(components, np.int64).tolist()],
     }
 
 

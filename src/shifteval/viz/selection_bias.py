@@ -48,9 +48,10 @@ def fig3_toy_model(
     (1.0, ['n = 1', 'n = 10', 'p₁'])
     >>> plt.close("all")
     """
+    sample = np.asarray(sample)
     grid = np.linspace(0.001, 0.999, 400)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
-    axes[0].hist(sample, bins=np.linspace(0, 1, 41), density=True, alpha=0.4,
+    axes[0].hist(sample, bins=np.linspace(0, 1, 41).tolist(), density=True, alpha=0.4,
                  label=f"simulated, n = {n} ({len(sample):,} accepted)")  # fmt: skip
     axes[0].plot(grid, toy.toy_v2_density(grid, alpha, beta, n), lw=2, label=f"Eq. (1), n = {n}")
     axes[0].plot(grid, stats.beta.pdf(grid, alpha + 1, beta), "k--", lw=1.2, label="p₁ (v1)")
@@ -92,7 +93,13 @@ def fig4_fresh_frequencies(counts_v1: ArrayLike, counts_v2: ArrayLike, annotator
     bins = np.arange(annotators + 2) / annotators - 0.5 / annotators
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for counts, name in ((counts_v1, "v1"), (counts_v2, "MatchedFrequency")):
-        ax.hist(np.asarray(counts) / annotators, bins=bins, density=True, alpha=0.5, label=name)
+        ax.hist(
+            np.asarray(counts) / annotators,
+            bins=np.asarray(bins).tolist(),
+            density=True,
+            alpha=0.5,
+            label=name,
+        )
     ax.set_xlabel(f"observed selection frequency ({annotators} fresh annotators)")
     ax.set_ylabel("density")
     ax.legend(fontsize="small")

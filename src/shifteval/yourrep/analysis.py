@@ -279,7 +279,7 @@ def selection_adjusted(
         res = selection.jackknife_adjusted_accuracy(
             _votes_matrix(k1, n1, width, rng), _votes_matrix(k2, n2, width, rng), f
         )
-        jack, se = res.corrected, res.std_error
+        jack, se = np.asarray(res.corrected), np.asarray(res.std_error)
     boot = selection.bootstrap_parametric(k1, k2, f, (n1, n2), n_boot=n_boot, ci=ci, seed=seed, k=k)
     table = pd.DataFrame(
         {
