@@ -30,6 +30,16 @@ def shifteval(*args, cwd):
     )  # fmt: skip
 
 
+#: Fixtures that execute chapters or build the book: a test using one is slow (``make test-fast`` skips it).
+HEAVY_FIXTURES = {"built_book", "default_project", "real_data"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if HEAVY_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def project(tmp_path):
     return copy_project(tmp_path / "project")
