@@ -580,8 +580,9 @@ R.say(
 # like $1/n$ (App. E). The parametric model avoids the extrapolation by modelling the noise explicitly,
 # and is only as good as its three-component mixture. The ground truth is itself estimated from finite
 # sets (binned true frequencies), which limits how small an error can be measured, and Engstrom et al.'s
-# assumption of negligible finite-image error (§5.2, App. E, 10⁴ images) does not hold for the world's
-# smaller sets.
+# assumption that "finite-sample error is negligible with respect to images" (§5.2: 10⁴ images, 41 possible
+# values of $\hat s$) is weaker for the world's MatchedFrequency, which has far fewer images (`per_class` per
+# class).
 #
 # ### The gap, estimator by estimator (§5.1-5.2)
 #
