@@ -19,8 +19,7 @@ from shifteval.book.results import Results
 HELPERS = {"above", "below", "at_least", "at_most", "within", "outside", "about", "equal", "monotone"}
 HELPERS |= {"ranks_first", "every"}
 CHAPTERS = sorted(p.stem for p in (ROOT / "notebooks").glob("*.py"))
-# converted in a change of its own, made beside this one
-PENDING = {"selection-bias"}
+PENDING: set[str] = set()  # chapters whose claims are still being converted (none)
 
 SEEDS = SHARED / "seeds"
 PAPERS = {
