@@ -302,8 +302,8 @@ def student_notice(chapter: str, param_set: str, overrides: dict[str, Any]) -> s
     changes = ", ".join(f"`-p {k}={json.dumps(v)}`" for k, v in overrides.items())
     shown = f"the parameter set `{param_set}`" + (f" and {changes}" if changes else "")
     return "\n".join([
-        ":::{important} Not the default parameters",
-        ":class: shifteval-not-default",
+        ":::{admonition} Not the default parameters",
+        ":class: important shifteval-not-default",
         f"This page shows a run with {shown}, not the book's defaults.",
         "`shifteval build` keeps each chapter's last run; to go back to the defaults run",
         f"`shifteval build --only {chapter} --reset`.",
