@@ -1,6 +1,6 @@
 """Engstrom et al.'s estimators on fresh votes with a per-image number of annotators on both sets.
 
-Re-measures issue 26's table on the replication world: v1 and its statistic-matched MatchedFrequency
+Re-measures the estimators' mean errors on the replication world: v1 and its statistic-matched MatchedFrequency
 replication (drawn from a harder pool), every image of both re-annotated by its own number of fresh
 annotators (uniform on ``--annotators lo hi``, 32..48 by default), the world's true selection
 frequencies giving the truth (``selection.true_adjusted_accuracy``). Prints each estimator's mean error

@@ -75,7 +75,7 @@ def test_matched_evaluation_names_missing_prediction_files(tmp_path):
 
 @pytest.mark.slow
 def test_matched_evaluation_default_run(default_project):
-    """The default run: at least 6 claims, all holding, and the numbers issue 16 asks for."""
+    """The default run: at least 6 claims, all holding, and the headline numbers it records."""
     res = run_default(default_project, "matched-evaluation")
     claims = res["claims"]
     assert len(claims) >= 6

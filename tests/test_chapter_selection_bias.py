@@ -22,7 +22,7 @@ def test_selection_bias_default_run_claims_and_coverage(default_project):
     res = run_default(default_project, "selection-bias")
     claims = res["claims"]
     assert len(claims) >= 6 and all(c["holds"] for c in claims), [c["id"] for c in claims if not c["holds"]]
-    # intervals checked against >= 50 redraws of images and votes from the world (issue 26)
+    # intervals checked against >= 50 redraws of images and votes from the world
     coverage = res["coverage"]
     assert set(coverage) == {"jackknife", "parametric"}
     for values in coverage.values():

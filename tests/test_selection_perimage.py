@@ -1,4 +1,4 @@
-"""Per-image vote numbers on both sets (Engstrom et al. 2020, §5; issue 26) and intervals around estimates."""
+"""Per-image vote numbers on both sets (Engstrom et al. 2020, §5) and intervals around estimates."""
 
 import numpy as np
 import pytest
