@@ -74,6 +74,7 @@ from IPython.display import Markdown, display
 
 from shifteval import viz
 from shifteval.book import results
+from shifteval.book.claims import above, below, ranks_first, within
 from shifteval.yourrep import analysis, export, folder, report
 
 R = results.Results()
@@ -118,9 +119,9 @@ display(
     R.say(
         R.claim(
             "most-models-drop",
-            "{n_drop} of {n} models are less accurate on the new set than on the original; the drop is "
-            "{gap:.1f} points on average, from {gap_min:.1f} to {gap_max:.1f}.",
-            D["n_drop"] > D["n"] / 2,
+            "Of your {n} models, {n_drop}, {test:more than} half, are less accurate on the new set than on "
+            "the original; the drop is {gap:.1f} points on average, from {gap_min:.1f} to {gap_max:.1f}.",
+            above(D["n_drop"], D["n"] / 2),
             **D,
         ),
         "The table below lists every model with 95% Clopper-Pearson intervals {cite:p}`clopper1934`.",
@@ -172,9 +173,9 @@ if ok["linear_fits"] is None:
         R.claim(
             "images-widen-the-interval",
             "On probit axes your slope is {pro_slope:.2f}: 95% interval [{pro_lo:.2f}, {pro_hi:.2f}] when "
-            "models are resampled, [{pro_ilo:.2f}, {pro_ihi:.2f}] when their images are resampled too — wider, "
-            "since the test sets are finite.",
-            F["pro_width_images"] > F["pro_width"],
+            "models are resampled, [{pro_ilo:.2f}, {pro_ihi:.2f}] when their images are resampled too — "
+            "{test:wider}, since the test sets are finite.",
+            above(F["pro_width_images"], F["pro_width"]),
             **F,
         )
     )
@@ -184,10 +185,10 @@ if ok["linear_fits"] is None:
     display(
         R.claim(
             "closer-reference",
-            "Your models lie closer to Recht et al.'s {closer} line than to their {farther} line: on average "
+            "Your models lie {test:closer to} Recht et al.'s {closer} line than to their {farther} line: on average "
             "{res_closer:+.2f} points from the first (a share of {band_closer:.0%} of them inside its band) and "
             "{res_farther:+.2f} from the second (new accuracy minus the line).",
-            abs(F["res_closer"]) < abs(F["res_farther"]),
+            below(abs(F["res_closer"]), abs(F["res_farther"])),
             **F,
         )
     )
@@ -226,9 +227,10 @@ if ok["matching"] is None:
     display(
         R.claim(
             "matching-narrows-the-gap",
-            "With Algorithm 1 the matched gap is narrower than the accuracy gap for {n_narrower1} of {n} models "
-            "(mean {gap:.1f} points before matching, {mgap1:.1f} after; Algorithm 2: {mgap2:.1f}).",
-            M["n_narrower1"] > M["n"] / 2,
+            "With Algorithm 1 the matched gap is narrower than the accuracy gap for {n_narrower1} of {n} models, "
+            "{test:more than} half (mean {gap:.1f} points before matching, {mgap1:.1f} after; Algorithm 2: "
+            "{mgap2:.1f}).",
+            above(M["n_narrower1"], M["n"] / 2),
             **M,
         )
     )
@@ -238,9 +240,10 @@ if ok["matching"] is None:
     display(
         R.claim(
             "algorithm-2-fewer-unmatched",
-            "Algorithm 2 leaves fewer target images unmatched than Algorithm 1 (mean fractions {fu2:.3f} and "
-            "{fu1:.3f}); the matched gap of a model varies by at most {sd:.2f} points from run to run.",
-            M["fu2"] < M["fu1"],
+            "Algorithm 2 leaves {test:fewer} target images unmatched than Algorithm 1, at most half as many (mean "
+            "fractions {fu2:.3f} and {fu1:.3f}); the largest run-to-run standard deviation of a model's matched "
+            "gap is {sd:.2f} points.",
+            below(M["fu2"], M["fu1"], by="much"),
             **M,
         )
     )
@@ -285,7 +288,7 @@ if ok["selection"] is None:
             "estimator: {gap_naive:.1f}); it brings the new accuracy closer to the original for {n_closer} of {n} "
             "models, and its intervals, ±{halfwidth:.1f} points (median half-width), exclude the original "
             "accuracy for {n_excludes}.",
-            report.effect(S["gap"], S["gap_param"]) == S["effect"],
+            within(S["gap_param"], *report.effect_range(S["gap"], S["effect"])),
             **S,
         )
     )
@@ -321,9 +324,11 @@ if ok["mlm"] is None:
         R.claim(
             "mlm-ranks-confusions",
             "For {model}, the MLM on the new set ranks the pairs of classes like the confusions it actually makes "
-            "there (Spearman {rho_new:.2f}; on the original set {rho_original:.2f}); the two sets' matrices agree "
-            "{agree} (Spearman {stability:.2f} between their entries).",
-            MF["rho_new"] > 0 and report.agreement(MF["stability"]) == MF["agree"],
+            "there (Spearman {rho_new:.2f}, {test[0]} {floor}; on the original set {rho_original:.2f}); the two "
+            'sets\' matrices agree {agree} (Spearman {stability:.2f} between their entries; "closely" means at '
+            'least 0.7, "partly" at least 0.3).',
+            above(MF["rho_new"], 0.3) & within(MF["stability"], *report.AGREEMENT[MF["agree"]]),
+            floor=0.3,
             **MF,
         )
     )
@@ -363,9 +368,10 @@ if ok["matching"] is None:
     display(
         R.claim(
             "label-free-best-method",
-            "Checked on the new set, {best} estimates your models' accuracy best (RMSE {rmse_best:.1f} points) "
-            "and {worst} worst ({rmse_worst:.1f}); average confidence overestimates it for {n_over} of {n} models.",
-            LF["rmse_best"] < LF["rmse_worst"],
+            "Checked on the new set, {best} estimates your models' accuracy best, with {test[0]} RMSE "
+            "({rmse_best:.1f} points), and {worst} worst, with {test[1]} ({rmse_worst:.1f}); average confidence "
+            "overestimates it for {n_over} of {n} models.",
+            ranks_first(LF["rmse"], LF["best"], highest=False) & ranks_first(LF["rmse"], LF["worst"]),
             **LF,
         )
     )
@@ -381,24 +387,33 @@ else:
 # ## Verdict
 
 # %% tags=["remove-input"]
-# the verdict's sentences, one claim each, said together in the next cell
-parts = [
-    R.claim("verdict-drop", "Your drop is {gap:.1f} points on average over {n} models.", D["gap"] > 0, **D)
-]
+# the verdict's sentences, one claim each, said together at the end of the third cell
+v = "On the new set your models' accuracy {moves} by {size:.1f} points on average ({n} models)."
+parts = [R.claim("verdict-drop", v, above(D["gap"], 0) if D["moves"] == "drops" else below(D["gap"], 0), **D)]
 if ok["linear_fits"] is None:
     v = "Against Recht et al.'s lines it is closest to the {closer} one ({res_closer:+.2f} points from it on average)"
-    parts.append(R.claim("verdict-line", v + ".", abs(F["res_closer"]) <= abs(F["res_farther"]), **F))
+    residuals = comparison["residual"].abs().to_dict()
+    parts.append(R.claim("verdict-line", v + ".", ranks_first(residuals, F["closer"], highest=False), **F))
 
 # %% tags=["remove-input"]
 if ok["matching"] is None:
     v = "Matching (Algorithm 1) {effect} it to {mgap1:.1f} points"
     parts.append(
-        R.claim("verdict-matching", v + ".", report.effect(M["gap"], M["mgap1"]) == M["effect"], **M)
+        R.claim(
+            "verdict-matching", v + ".", within(M["mgap1"], *report.effect_range(M["gap"], M["effect"])), **M
+        )
     )
+
+# %% tags=["remove-input"]
 if ok["selection"] is None:
     v = "The parametric selection adjustment {effect} it to {gap_param:.1f} points"
     parts.append(
-        R.claim("verdict-selection", v + ".", report.effect(S["gap"], S["gap_param"]) == S["effect"], **S)
+        R.claim(
+            "verdict-selection",
+            v + ".",
+            within(S["gap_param"], *report.effect_range(S["gap"], S["effect"])),
+            **S,
+        )
     )
 R.say(*parts, *[f"Skipped: {report.TITLES[a].lower()}, since {why}." for a, why in ok.items() if why])
 

@@ -44,6 +44,42 @@ def effect(before: float, after: float) -> str:
     return "narrows" if abs(after) < abs(before) else "widens"
 
 
+def effect_range(before: float, word: str) -> tuple[float, float]:
+    """The gaps after an adjustment that :func:`effect` describes with ``word``: the test of the word.
+
+    Parameters
+    ----------
+    before : float
+        The gap before the adjustment.
+    word : {"narrows", "reverses", "widens"}
+        The word a sentence uses.
+
+    Returns
+    -------
+    tuple of float
+        ``(lo, hi)``: ``word`` is true of ``after`` exactly when ``lo <= after <= hi`` (up to ties at the
+        ends, which :func:`effect` calls ``"narrows"`` at zero and ``"widens"`` at ``before``).
+
+    Examples
+    --------
+    >>> effect_range(3.0, "narrows"), effect_range(3.0, "reverses"), effect_range(-3.0, "widens")
+    ((0.0, 3.0), (-inf, 0.0), (-inf, -3.0))
+    """
+    before = float(before)
+    inf = float("inf")
+    if word == "narrows":
+        return (min(0.0, before), max(0.0, before))
+    if word == "reverses":
+        return (-inf, 0.0) if before > 0 else (0.0, inf)
+    if word == "widens":
+        return (before, inf) if before >= 0 else (-inf, before)
+    raise ValueError(f"word must be 'narrows', 'reverses' or 'widens', got {word!r}")
+
+
+#: The Spearman correlations :func:`agreement` describes with each word: ``[lo, hi]``.
+AGREEMENT = {"closely": (0.7, 1.0), "partly": (0.3, 0.7), "little": (-1.0, 0.3)}
+
+
 def agreement(rho: float) -> str:
     """Words for a rank correlation: ``"closely"`` (>= 0.7), ``"partly"`` (>= 0.3) or ``"little"``.
 
@@ -61,7 +97,13 @@ def agreement(rho: float) -> str:
     >>> agreement(0.8), agreement(0.38), agreement(-0.1)
     ('closely', 'partly', 'little')
     """
-    return "closely" if rho >= 0.7 else "partly" if rho >= 0.3 else "little"
+    return (
+        "closely"
+        if rho >= AGREEMENT["closely"][0]
+        else "partly"
+        if rho >= AGREEMENT["partly"][0]
+        else "little"
+    )
 
 
 def availability(data: ReplicationData, available: dict) -> pd.DataFrame:
@@ -109,7 +151,9 @@ def drop_facts(table: pd.DataFrame) -> dict:
     -------
     dict
         ``n``, ``n_drop`` (models less accurate on the new set), ``gap`` (mean, points), ``gap_min``,
-        ``gap_max``, ``best`` (the most accurate model on the original set) and its ``best_gap``.
+        ``gap_max``, ``best`` (the most accurate model on the original set) and its ``best_gap``;
+        ``moves`` (``"drops"`` when the mean gap is positive, else ``"rises"``) and ``size`` (its
+        magnitude, points).
 
     Examples
     --------
@@ -127,6 +171,8 @@ def drop_facts(table: pd.DataFrame) -> dict:
         "gap_max": float(table["gap"].max()),
         "best": best,
         "best_gap": float(table.loc[best, "gap"]),
+        "moves": "drops" if table["gap"].mean() > 0 else "rises",
+        "size": float(abs(table["gap"].mean())),
     }
 
 
@@ -290,8 +336,8 @@ def label_free_facts(new: pd.DataFrame, rmse: pd.Series) -> dict:
     Returns
     -------
     dict
-        ``n``, ``best``/``worst`` methods with their RMSE (points), ``n_over`` (models whose average
-        confidence exceeds their new accuracy).
+        ``n``, ``best``/``worst`` methods with their RMSE (points), ``rmse`` (every method's RMSE),
+        ``n_over`` (models whose average confidence exceeds their new accuracy).
 
     Examples
     --------
@@ -306,5 +352,6 @@ def label_free_facts(new: pd.DataFrame, rmse: pd.Series) -> dict:
         "rmse_best": float(rmse.iloc[0]),
         "worst": str(rmse.index[-1]),
         "rmse_worst": float(rmse.iloc[-1]),
+        "rmse": {str(k): float(v) for k, v in rmse.items()},
         "n_over": int((new["average_confidence"] > new["truth"]).sum()),
     }
