@@ -417,6 +417,60 @@ if ok["selection"] is None:
     )
 R.say(*parts, *[f"Skipped: {report.TITLES[a].lower()}, since {why}." for a, why in ok.items() if why])
 
+# %% [markdown]
+# ## Exercises
+#
+# ````{exercise}
+# :label: your-replication-ex-images
+# The slope's interval is computed twice: by resampling models, and by resampling models *and* images.
+# Why can the second only add uncertainty, and when are the two about the same size?
+# ````
+#
+# ````{solution} your-replication-ex-images
+# :class: dropdown
+# Resampling models treats each model's two accuracies as exact. Resampling the images of both test sets as
+# well adds each accuracy's sampling error (of order √(a(1 − a)/n) for n images), the error Recht et al.
+# draw as Clopper–Pearson bars; it adds variance and removes none. When the test sets are large (tens of
+# thousands of images) that error is small against the spread of the models' accuracies and the two
+# intervals nearly agree; with a few hundred images per set it can dominate. Compare the two widths that
+# this page reports for your folder.
+# ````
+#
+# ````{exercise}
+# :label: your-replication-ex-labels-only
+# You have your models' predicted labels on both sets, but no probabilities and no votes. Which analyses of
+# this page run on such a folder, and which are skipped? Write the folder with `predicted` arrays (see the
+# layout above) and check your answer with `shifteval run your-replication --data DIR`.
+# ````
+#
+# ````{solution} your-replication-ex-labels-only
+# :class: dropdown
+# Predicted labels give each model's correctness on both sets, which is all the accuracies and the linear and
+# probit fits need (with at least three models of different original accuracy). Matching pairs images by
+# predicted probability, the MLM is built from softmax outputs and the label-free estimates read confidences,
+# so all three are skipped; the selection-frequency adjustment needs annotators' votes, so it is skipped too.
+# The page's "Skipped: …" lines name each skipped analysis with the reason
+# (`shifteval.yourrep.folder.available_analyses`).
+# ````
+#
+# ````{exercise}
+# :label: your-replication-ex-votes
+# The worked example re-annotates every image with 40 fresh votes, as Engstrom et al. did (§3). Re-run it
+# with `-p reannotators=10`. Which of the three selection-adjusted estimates would you expect to suffer most
+# from fewer votes, and why? Then look at your run.
+# ````
+#
+# ````{solution} your-replication-ex-votes
+# :class: dropdown
+# The naive estimator weights v2's accuracy per observed frequency by v1's distribution of observed
+# frequencies; with fewer votes the observed frequencies are noisier, so it corrects for less of the
+# selection bias; its bias vanishes only as the number of votes per image grows. The jackknife extrapolates the naive estimate in 1/n from n and n − 1 votes, which is rougher when n is small.
+# The parametric estimator fits a mixture to the vote counts; with 10 votes there are only 11 count levels
+# to fit, so its estimate rests more on the shape of the mixture. Which effect is largest on this world is
+# for the run to say, not this text: compare the three estimates and their intervals in your run's table
+# with the ones on this page.
+# ````
+
 # %%
 R.record({"data": data_label, "names": data.names, "analyses": ok, "drop": D})
 R.record({"accuracies": table.to_dict(orient="index")})
