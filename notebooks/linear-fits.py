@@ -1157,13 +1157,13 @@ R.number(
 # offset; Recht et al. fitted 34 to 67 models for a reason.
 # ````
 
-# %%
+# %% tags=["remove-cell"]
 fit_summaries = {k: f.summary() for k, f in fits.items()}
 fit_summaries["imagenet_top1_matchedfrequency"] = fit_summaries["imagenet_top1_matchedfrequency_cnn"]
 fit_summaries.update(engstrom2020_linear=eng_fit.summary(), engstrom2020_probit=eng_probit.summary())
 R.record({"fits": fit_summaries})
 
-# %%
+# %% tags=["remove-cell"]
 R.record(
     {
         "gaussian_model": {

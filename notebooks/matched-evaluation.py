@@ -518,7 +518,7 @@ per_model = {
     for t in targets
 }
 
-# %%
+# %% tags=["remove-cell"]
 R.record(
     {
         "data": data_label,
@@ -535,7 +535,7 @@ R.record(
     }
 )
 
-# %%
+# %% tags=["remove-cell"]
 a1 = sweep[sweep.method == "label_and_prob"].sort_values("eps")
 eps_record = {"model": mid, "target": t0, "distinct_probabilities": int(quant.distinct_source[mid])}
 eps_record |= {k: a1[k].tolist() for k in ("eps", "matched_gap", "fraction_unmatched")}

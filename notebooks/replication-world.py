@@ -468,7 +468,7 @@ R.say(more_annotators_smaller_gap, more_annotators_smaller_drop)
 # about the mean changes tell you, for your run, how much of each remains.
 # ````
 
-# %%
+# %% tags=["remove-cell"]
 R.record(
     {
         "ablation": {

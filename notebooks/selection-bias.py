@@ -954,5 +954,5 @@ R.say(
 # own noise, not a selection effect.
 # ````
 
-# %%
+# %% tags=["remove-cell"]
 print(f"{len(R.claims)} claims, {sum(c.holds for c in R.claims)} hold")

@@ -471,7 +471,7 @@ R.say(*parts, *[f"Skipped: {report.TITLES[a].lower()}, since {why}." for a, why 
 # with the ones on this page.
 # ````
 
-# %%
+# %% tags=["remove-cell"]
 R.record({"data": data_label, "names": data.names, "analyses": ok, "drop": D})
 R.record({"accuracies": table.to_dict(orient="index")})
 if ok["linear_fits"] is None:

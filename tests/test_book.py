@@ -265,3 +265,42 @@ def test_every_figure_is_traced_to_a_library_function(built_book):
         for glue, trace in figures.items():
             if trace["kind"] == "figure":
                 assert any(f.startswith("shifteval.viz.") for f in trace["functions"]), (name, glue, trace)
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_pages_show_the_science_not_the_machinery(built_book, name):
+    """No stderr, warning, traceback or raw dict on a page; one parameters cell (the chapter's own, with
+    the meanings); no claim bookkeeping before the provenance dropdown that ends the page."""
+    import html as html_lib
+
+    project, out = built_book
+    assert out.returncode == 0, out.stderr[-3000:]
+    page = (project / "_build" / "html" / "book" / "chapters" / f"{name}.html").read_text(encoding="utf-8")
+    body, provenance = page.split("Provenance of this page")
+    assert provenance and "Provenance of this page" not in provenance  # one dropdown, last on the page
+    assert "output stderr" not in page and "tag_injected-parameters" not in page
+    assert page.count("tag_parameters") == 1
+    text = html_lib.unescape(re.sub(r"<[^>]+>", " ", body))
+    assert not re.search(r"\b[A-Z]\w*Warning\b|Traceback \(most recent call last\)", text), name
+    assert not re.search(r"\d+ claims?, \d+ holds?", text), name
+    outputs = re.findall(r'<div class="output[^"]*"[^>]*>(.*?)</div>', page, re.DOTALL)
+    raw = [o for o in outputs if re.search(r"\{'[^']*': ", html_lib.unescape(re.sub(r"<[^>]+>", "", o)))]
+    assert not raw, (name, raw[:1])
+
+
+def test_no_page_shows_a_bookkeeping_cell(built_book):
+    """A cell that only records results (``R.record``) is kept off the page (tag ``remove-cell``)."""
+    import ast
+
+    project, out = built_book
+    assert out.returncode == 0, out.stderr[-3000:]
+    for name in CHAPTERS:
+        nb = json.loads((project / "book" / "chapters" / f"{name}.ipynb").read_text())
+        for i, cell in enumerate(nb["cells"]):
+            tags = cell["metadata"].get("tags", [])
+            if cell["cell_type"] != "code" or {"remove-cell", "remove-input"} & set(tags):
+                continue
+            body = ast.parse("".join(cell["source"])).body
+            calls = [n.value for n in body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)]
+            bookkeeping = [c for c in calls if ast.unparse(c.func) in ("R.record", "print")]
+            assert not body or len(bookkeeping) < len(body), (name, i, "".join(cell["source"])[:200])

@@ -19,6 +19,7 @@ def test_matched_evaluation_smoke_results(built_book):
     assert all(0 <= m["fraction_unmatched"] <= 1 for m in per_model.values())
 
 
+@pytest.mark.slow
 def test_matched_evaluation_runs_on_real_format_prediction_files(tmp_path):
     """real.yaml's path: a folder of CIFAR-10 / CIFAR-10.1 predictions in the project's format."""
     import numpy as np
@@ -55,6 +56,7 @@ def test_matched_evaluation_runs_on_real_format_prediction_files(tmp_path):
     assert set(res["per_model"]["cifar10.1"]["prob"]) == {"model0", "model1", "model2"}
 
 
+@pytest.mark.slow
 def test_matched_evaluation_names_missing_prediction_files(tmp_path):
     from conftest import copy_project
 
@@ -101,6 +103,7 @@ def test_matched_evaluation_default_run(default_project):
     assert res["quantisation"]["knn_1"]["distinct_source"] == 1
 
 
+@pytest.mark.slow
 def test_matched_evaluation_names_the_roles_when_the_second_set_is_larger(tmp_path):
     """CIFAR-10 (1,000 here) against a larger CINIC-10 (3,000): CINIC-10 plays the source everywhere."""
     import numpy as np

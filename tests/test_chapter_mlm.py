@@ -35,6 +35,7 @@ def test_mlm_smoke_results(built_book):
     assert len(res["claims"]) >= 6
 
 
+@pytest.mark.slow
 def test_mlm_runs_on_mnist_idx_files(tmp_path):
     """real.yaml's path: MNIST from its four official idx files (tiny ones synthesized here)."""
     import numpy as np
@@ -71,6 +72,7 @@ def test_mlm_runs_on_mnist_idx_files(tmp_path):
     assert res["perturbations"] == ["fog", "pixelation"] and len(res["accuracy_by_level"]) == 10
 
 
+@pytest.mark.slow
 def test_mlm_names_a_wrong_idx_file(tmp_path):
     from conftest import copy_project
 

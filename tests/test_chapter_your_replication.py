@@ -38,6 +38,7 @@ def smoke_export(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_export_writes_the_folder_format(smoke_export):
     from shifteval.yourrep import folder
 
@@ -50,6 +51,7 @@ def test_export_writes_the_folder_format(smoke_export):
     assert meta["dataset"] == "new" and 0 <= meta["accuracy"] <= 1
 
 
+@pytest.mark.slow
 def test_worked_example_smoke_runs_every_analysis(project):
     out = shifteval("run", "your-replication", "--params", "smoke", cwd=project)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -65,6 +67,7 @@ def test_worked_example_smoke_runs_every_analysis(project):
     assert "Skipped:" not in _page_text(project, sources=False)
 
 
+@pytest.mark.slow
 def test_imagenetv2_release_folder_skips_matching_and_says_so(project, tmp_path):
     from shifteval.datasets import released
 
@@ -90,6 +93,7 @@ def test_imagenetv2_release_folder_skips_matching_and_says_so(project, tmp_path)
     assert res["provenance"]["parameters"]["data_dir"] == str(root.resolve())
 
 
+@pytest.mark.slow
 def test_votes_of_varying_n_run_the_selection_adjustment(project, smoke_export, tmp_path):
     import shutil
 
@@ -126,6 +130,7 @@ def test_invalid_folder_is_refused_before_anything_runs(project, tmp_path):
     assert not (project / "book" / "chapters" / "your-replication.ipynb").exists()
 
 
+@pytest.mark.slow
 def test_data_folder_changes_reach_the_cache_key(project, smoke_export, tmp_path):
     import shutil
 

@@ -39,6 +39,7 @@ def test_jupyter_book_stays_below_2():
     assert "<2" in jb
 
 
+@pytest.mark.slow
 def test_import_timm_works_through_the_shim():
     code = (
         "from shifteval.utils import compat\n"

@@ -116,6 +116,7 @@ def test_reserved_parameter_cannot_be_set(project):
     assert out.returncode != 0 and "unknown parameter(s) results_path" in out.stderr
 
 
+@pytest.mark.slow
 def test_failing_chapter_reports_cell_and_exception_and_is_kept_out_of_the_book(project):
     _add_chapter(project, "broken", BROKEN, first=True)
     out = shifteval("run", "broken", "-p", "divisor=3", cwd=project)
@@ -132,6 +133,7 @@ def test_failing_chapter_reports_cell_and_exception_and_is_kept_out_of_the_book(
     assert not (project / "_build" / "html").exists()
 
 
+@pytest.mark.slow
 def test_results_cache_hit_miss_and_force(project):
     _add_chapter(project, "tiny", TINY, "description: tiny\ntimeout: 60\nparameters:\n  scale: 3\n")
     first = shifteval("run", "tiny", cwd=project)
@@ -140,7 +142,9 @@ def test_results_cache_hit_miss_and_force(project):
     res = json.loads((project / "book" / "chapters" / "tiny.results.json").read_text())
     assert res["doubled"] == 63 and res["label"] == "x"
     prov = res["provenance"]
-    assert prov["parameter_set"] == "default" and prov["parameters"] == {"scale": 3}
+    assert prov["parameter_set"] == "default" and prov["injected"] == {"scale": 3}
+    # the record holds every parameter's value: the set's, and the chapter's default for the rest
+    assert prov["parameters"] == {"scale": 3, "label": "x", "results_path": None}
     meta = json.loads(nb_path.read_text())["metadata"]["shifteval"]
     assert meta["cache_key"] == prov["cache_key"] and meta["library_version"] == prov["library_version"]
     assert "duration_s" in meta and "git_commit" in meta
@@ -252,6 +256,7 @@ R.record({"value": value})
 """
 
 
+@pytest.mark.slow
 def test_a_claim_flipped_by_a_parameter_is_rendered_as_not_holding(project):
     _add_chapter(project, "claims", CLAIMS, "description: t\nparameters:\n  threshold: 1.0\n")
     ok = shifteval("run", "claims", cwd=project)
@@ -323,6 +328,7 @@ def _numbers(path):
     return {k: v for k, v in res.items() if k != "provenance"}
 
 
+@pytest.mark.slow
 def test_concurrent_runs_each_publish_their_own_results(project, tmp_path):
     import subprocess
     import sys
@@ -378,6 +384,7 @@ def _no_partial_files(folder):
     assert not leftovers, leftovers
 
 
+@pytest.mark.slow
 def test_sigkill_of_run_then_rerun_gives_identical_results_and_no_partial_files(project):
     import random
     import sys
@@ -401,6 +408,7 @@ def test_sigkill_of_run_then_rerun_gives_identical_results_and_no_partial_files(
     assert not stale, stale
 
 
+@pytest.mark.slow
 def test_sigkill_of_build_then_rebuild_gives_identical_results(tmp_path):
     import random
     import sys

@@ -44,6 +44,7 @@ def test_local_weights_load_offline_and_predict(weights, cifar_root):
     assert probs.shape == (6, 10) and np.allclose(probs.sum(1), 1, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_missing_cache_without_download_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-cache"))
     with pytest.raises(FileNotFoundError, match="not in the local cache and downloads are not allowed"):
@@ -79,6 +80,7 @@ def test_label_space_mismatch(weights, cifar_root, tmp_path):
         predict.run_job(job, progress=False)
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_runs_several_jobs(weights, cifar_root, tmp_path):
     from distributed import LocalCluster
 
@@ -106,6 +108,7 @@ def test_dask_local_cluster_runs_several_jobs(weights, cifar_root, tmp_path):
         assert PredictionStore(job.out).has("resnet10t", "cifar10.1")
 
 
+@pytest.mark.slow
 def test_a_killed_job_leaves_the_store_consistent_and_the_rerun_completes(weights, tmp_path):
     rng = np.random.default_rng(1)
     root = tmp_path / "data"
@@ -133,6 +136,7 @@ def test_a_killed_job_leaves_the_store_consistent_and_the_rerun_completes(weight
     assert store.load("resnet10t", "cifar10.1").probs.shape == (400, 10)
 
 
+@pytest.mark.slow
 def test_cli_predict_and_errors(weights, cifar_root, tmp_path):
     out = tmp_path / "store"
     cmd = [

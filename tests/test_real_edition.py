@@ -81,6 +81,7 @@ def mirror():
     httpd.server_close()
 
 
+@pytest.mark.slow
 def test_real_edition_fetches_data_runs_real_sets_and_says_when_there_is_none(tmp_path, mirror, monkeypatch):
     import subprocess
 

@@ -119,6 +119,7 @@ def test_jackknife_with_missing_votes():
         selection.jackknife_adjusted_accuracy(v1, v2, correct)
 
 
+@pytest.mark.slow
 def test_bootstrap_matches_the_spread_over_fresh_data():
     """The bootstrap SE of the parametric estimate, against its SD over 12 freshly drawn data sets."""
 

@@ -17,9 +17,14 @@ def _page(project):
     return html.unescape(re.sub(r"<[^>]+>", "", page))
 
 
+def _results(project):
+    return json.loads((project / "book" / "chapters" / f"{CHAPTER}.results.json").read_text())
+
+
 def _eps(project):
-    results = json.loads((project / "book" / "chapters" / f"{CHAPTER}.results.json").read_text())
-    return results["provenance"]["parameters"]["eps"], results["provenance"]["overrides"]
+    """The tolerance this run used (the chapter's default unless set) and the run's overrides."""
+    provenance = _results(project)["provenance"]
+    return provenance["parameters"]["eps"], provenance["overrides"]
 
 
 @pytest.mark.slow
@@ -41,10 +46,11 @@ def test_a_students_run_survives_the_next_build_and_the_page_says_how_to_go_back
     assert f"shifteval build --only {CHAPTER} --reset" in page
     assert "Run it yourself" in page and "shifteval list matched-evaluation" in page
 
-    # 2. run and rebuild in one step
+    # 2. run and rebuild in one step, on the set of the chapter's last run (smoke here)
     one_step = shifteval("build", "--only", CHAPTER, "-p", "eps=0.03", cwd=project)
     assert one_step.returncode == 0, one_step.stderr[-3000:]
     assert _eps(project) == (0.03, {"eps": 0.03}) and "-p eps=0.03" in _page(project)
+    assert _results(project)["provenance"]["parameter_set"] == "smoke"
 
     # 3. asking for a parameter set drops the student's values
     back = shifteval("build", "--only", CHAPTER, "--params", "smoke", cwd=project)

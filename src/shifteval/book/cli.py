@@ -45,7 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     build.add_argument(
         "-p", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-        help="with --only: run those chapters with this parameter value (parsed as YAML); repeatable",
+        help="with --only: run those chapters with this value (YAML), on their last run's set; repeatable",
     )  # fmt: skip
     build.add_argument(
         "--reset", action="store_true", help="drop the chapters' last runs: run --params (default: default)"

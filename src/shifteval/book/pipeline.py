@@ -42,6 +42,7 @@ from .project import (
     find_root,
     get_chapter,
     load_param_set,
+    notebook_parameters,
     resolve_parameters,
 )
 from .provenance import (
@@ -189,7 +190,9 @@ def run_chapter(
         "parameter_set": param_set.name,
         "params": str(params),
         "overrides": overrides or {},
-        "parameters": parameters,
+        # every parameter's value in this run: the chapter's own defaults under what was injected
+        "parameters": {**notebook_parameters(chapter.source.read_text(encoding="utf-8")), **parameters},
+        "injected": parameters,
         "library_version": __version__,
         "cache_key": key,
         "git_commit": git_commit(root),
@@ -290,7 +293,8 @@ def build(
     parameter set and overrides it was last executed with (nothing executes when nothing changed), so a
     student's ``shifteval run CH -p k=v`` is what the book shows; a chapter never executed runs its
     ``default`` set. ``params`` (or ``reset``, which means ``default``) runs the given set instead, and
-    ``overrides`` (with ``only``) runs and rebuilds a chapter with other values in one step. A page that
+    ``overrides`` (with ``only``) runs and rebuilds a chapter with other values in one step, on the
+    parameter set of its last run unless ``params`` names one (they replace the last run's overrides). A page that
     shows anything but the default run says so at its top, with the command that goes back.
 
     ``edition="student"`` builds the same book without the exercises' solutions (sphinx-exercise's
@@ -368,8 +372,9 @@ def build(
     if not explicit and not real:  # keep each chapter's last run (see the docstring)
         for name in selected:
             last = last_run(chapter_dir / f"{name}.ipynb")
-            if last and not overrides:
-                sets[name], chosen[name] = last
+            if last:  # new overrides replace the last ones, on the same parameter set
+                sets[name] = last[0]
+                chosen[name] = dict(overrides) if overrides else last[1]
     notes = {}
     if real:
         for name in selected:

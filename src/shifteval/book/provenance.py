@@ -220,11 +220,19 @@ def scrub_local_paths(text: str, root: str | Path) -> str:
 
 
 def _strip_injected_internals(nb) -> None:
-    """Drop lines of papermill's injected-parameters cell that name pipeline internals (paths)."""
+    """Keep papermill's injected-parameters cell off the page, without lines naming pipeline internals.
+
+    Readers see one parameters cell (the chapter's, with each parameter's meaning); this run's values are
+    in the page's top notice and its *Run it yourself* table. The notebook offered for download keeps the
+    cell (tagged ``remove-cell``).
+    """
     for key in ("input_path", "output_path"):
         nb.metadata.get("papermill", {}).pop(key, None)
     for cell in nb.cells:
-        if "injected-parameters" in cell.metadata.get("tags", []):
+        tags = cell.metadata.get("tags", [])
+        if "injected-parameters" in tags:
+            if "remove-cell" not in tags:
+                cell.metadata["tags"] = [*tags, "remove-cell"]
             lines = cell.source.splitlines()
             cell.source = "\n".join(
                 line for line in lines if line.split("=")[0].strip() not in RESERVED_PARAMETERS

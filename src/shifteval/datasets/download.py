@@ -33,7 +33,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 _CHUNK = 1 << 20
 

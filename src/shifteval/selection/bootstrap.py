@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from ..utils import validation
 from .parametric import (
