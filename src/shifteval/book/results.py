@@ -171,11 +171,12 @@ _FIGURES: dict[str, dict] = {}  # glue name -> the library function and the cell
 _ACTIVE: list = []  # the chapter's Results, so a figure traced after the last record still gets written
 
 
-def trace_figure(name: str, functions, kind: str = "figure") -> dict:
+def trace_figure(name: str, functions, kind: str = "figure", legibility: dict | None = None) -> dict:
     """Note that the figure or table glued as ``name`` was drawn by ``functions`` in the current cell.
 
-    Called by :func:`shifteval.viz.figure` and :func:`shifteval.viz.table`; the trace goes into
-    ``results.json`` (``figures``) and the page's provenance box.
+    Called by :func:`shifteval.viz.figure` (with the figure's :func:`~shifteval.viz.common.legibility`)
+    and :func:`shifteval.viz.table`; the trace goes into ``results.json`` (``figures``) and the page's
+    provenance box.
     """
     cell = None
     try:
@@ -186,6 +187,8 @@ def trace_figure(name: str, functions, kind: str = "figure") -> dict:
     except ImportError:  # pragma: no cover - IPython comes with the notebook stack
         pass
     _FIGURES[name] = {"kind": kind, "functions": list(functions or []), "cell": cell}
+    if legibility is not None:
+        _FIGURES[name]["legibility"] = legibility
     if _ACTIVE:
         _ACTIVE[-1]._write()
     return _FIGURES[name]

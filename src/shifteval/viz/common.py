@@ -166,6 +166,77 @@ def image_grid(
     return fig
 
 
+#: The book's content column in CSS pixels: a wider figure is scaled down to it.
+CONTENT_WIDTH_PX = 800
+
+
+def legibility(fig: Figure) -> dict:
+    """How a figure reads at the book's content width: its size, smallest text and panel layout.
+
+    The page shows the figure's PNG (``fig.dpi`` pixels per inch, tight bounding box) scaled down to
+    :data:`CONTENT_WIDTH_PX` when wider; text of ``s`` points is then ``s * dpi / 72 * scale`` pixels high.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        A drawn or undrawn figure (it is drawn here to measure its text).
+
+    Returns
+    -------
+    dict
+        ``width_px`` (the PNG's width), ``scale`` (at most 1), ``min_font_pt`` and ``min_text_px`` (the
+        smallest visible text at the content width, 0 without text), ``panels_per_row`` (the most axes
+        side by side) and ``overlaps`` (pairs of axes whose titles, axis labels or tick labels collide).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> fig, axes = plt.subplots(1, 2, figsize=(8, 3), dpi=100)
+    >>> _ = axes[0].set_title("left", fontsize=12)
+    >>> m = legibility(fig)
+    >>> m["panels_per_row"], m["overlaps"], m["min_text_px"] > 9
+    (2, [], True)
+    >>> plt.close(fig)
+    """
+    from matplotlib.text import Text
+
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    fig.canvas.draw()
+    tight = fig.get_tightbbox(renderer)
+    width_px = float(tight.width * fig.dpi)
+    scale = min(1.0, CONTENT_WIDTH_PX / width_px)
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    min_pt = float(min(sizes)) if sizes else 0.0
+    axes = [a for a in fig.axes if a.get_visible() and a.axison]
+    rows: dict[float, int] = {}
+    for ax in axes:  # axes whose vertical extents overlap share a row
+        box = ax.get_position()
+        key = next((k for k in rows if abs(k - box.y0) < 0.5 * box.height), box.y0)
+        rows[key] = rows.get(key, 0) + 1
+
+    def extents(ax):
+        texts = [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label]
+        texts += ax.get_xticklabels() + ax.get_yticklabels()
+        return [t.get_window_extent(renderer) for t in texts if t.get_visible() and t.get_text().strip()]
+
+    boxes = [extents(ax) for ax in axes]
+    overlaps = [
+        (i, j)
+        for i in range(len(axes))
+        for j in range(i + 1, len(axes))
+        if any(a.overlaps(b) for a in boxes[i] for b in boxes[j])
+    ]
+    return {
+        "width_px": round(width_px),
+        "scale": round(scale, 3),
+        "min_font_pt": min_pt,
+        "min_text_px": round(min_pt * fig.dpi / 72 * scale, 2),
+        "panels_per_row": max(rows.values(), default=0),
+        "overlaps": overlaps,
+    }
+
+
 def figure(name: str, fig: Figure | None = None) -> None:
     """Hand a figure to the book as a numbered, captioned figure (myst-nb ``glue``).
 
@@ -196,7 +267,7 @@ def figure(name: str, fig: Figure | None = None) -> None:
     from ..book.results import trace_figure
 
     fig = fig or plt.gcf()
-    trace_figure(name, getattr(fig, "_shifteval_drawn_by", None))
+    trace_figure(name, getattr(fig, "_shifteval_drawn_by", None), legibility=legibility(fig))
     try:
         from myst_nb import glue
     except ImportError:  # pragma: no cover - myst-nb comes with jupyter-book
