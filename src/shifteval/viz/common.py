@@ -173,7 +173,7 @@ CONTENT_WIDTH_PX = 800
 def legibility(fig: Figure) -> dict:
     """How a figure reads at the book's content width: its size, smallest text and panel layout.
 
-    The page shows the figure's PNG (``fig.dpi`` pixels per inch, tight bounding box) scaled down to
+    The page shows the figure's PNG (``fig.dpi`` pixels per inch, padded tight bounding box) scaled down to
     :data:`CONTENT_WIDTH_PX` when wider; text of ``s`` points is then ``s * dpi / 72 * scale`` pixels high.
 
     Parameters
@@ -204,7 +204,8 @@ def legibility(fig: Figure) -> dict:
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
     fig.canvas.draw()
     tight = fig.get_tightbbox(renderer)
-    width_px = float(tight.width * fig.dpi)
+    # the inline backend saves with bbox_inches="tight", which pads the box on each side
+    width_px = float((tight.width + 2 * plt.rcParams["savefig.pad_inches"]) * fig.dpi)
     scale = min(1.0, CONTENT_WIDTH_PX / width_px)
     sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
     min_pt = float(min(sizes)) if sizes else 0.0
