@@ -168,10 +168,10 @@ viz.figure("matched-evaluation-paper-fig6", viz.matched_evaluation.fig3_matched_
 # ```{glue:figure} matched-evaluation-paper-fig6
 # :name: fig-matched-evaluation-paper-fig6
 #
-# **Figures 6/7 analogs (Algorithm 2: probability only).** Top: for every model (sorted by source
-# accuracy), accuracy on the full source and target sets (solid) and on the matched subsets (dashed).
-# Bottom: the accuracy gap and the matched gap (bars) and the fraction of target examples left unmatched
-# (black line).
+# **Figures 6/7 analogs (Algorithm 2: probability only).** One row per target set. Left: for every model
+# (sorted by source accuracy), accuracy on the full source and target sets (solid) and on the matched
+# subsets (dashed). Right: the accuracy gap and the matched gap (bars) and the fraction of target examples
+# left unmatched (black line).
 # ```
 
 # %%

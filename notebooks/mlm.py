@@ -190,9 +190,9 @@ accuracy_by_level = accuracy.mean(axis=0)
 # %% [markdown]
 # ## Confusions on the clean test set and the MLM over all perturbed outputs (Figures 1 and 2)
 #
-# {numref}`fig-mlm-paper-fig1-2`, left: the confusion matrix of the clean test set (counts). Middle: the MLM
-# computed, as in §4.5, over the perturbed test set — all twelve perturbations at all ten levels pooled —
-# with the k-means centroids of the training set. Right, for comparison: the MLM of the clean test set.
+# {numref}`fig-mlm-paper-fig1-2`, top left: the confusion matrix of the clean test set (counts). Top right: the
+# MLM computed, as in §4.5, over the perturbed test set — all twelve perturbations at all ten levels pooled —
+# with the k-means centroids of the training set. Bottom, for comparison: the MLM of the clean test set.
 # The confusion matrix only knows the mistakes that happened; the MLM also ranks the ones that *almost*
 # happened.
 
@@ -210,7 +210,7 @@ viz.figure("mlm-paper-fig1-2", viz.mlm.fig1_2_confusion_and_mlm(cm, M_perturbed,
 # ```{glue:figure} mlm-paper-fig1-2
 # :name: fig-mlm-paper-fig1-2
 #
-# **Figures 1 and 2.** Left: confusion matrix of the clean test set (counts). Middle: the misclassification likelihood matrix over all perturbed test outputs (twelve perturbations, ten levels). Right: the same matrix on the clean test set. Rows sum to 1, zero diagonal.
+# **Figures 1 and 2.** Top left: confusion matrix of the clean test set (counts). Top right: the misclassification likelihood matrix over all perturbed test outputs (twelve perturbations, ten levels). Bottom: the same matrix on the clean test set. Rows sum to 1, zero diagonal.
 # ```
 #
 # §4.5 compares its Figure 2 with Figure 1 on three points: the *cluster of zeros* in the confusion
@@ -372,8 +372,8 @@ viz.figure("mlm-perturbations", viz.mlm.perturbation_grid(kept, names, [1, 4, 7,
 #
 # ## Accuracy under perturbation (Figures 5 and 7)
 #
-# {numref}`fig-mlm-paper-fig5-7`, left: the evaluated model's accuracy on the test images against level for each
-# perturbation, their mean (black) and the calibration target (dashed). Right: the same numbers as a
+# {numref}`fig-mlm-paper-fig5-7`, top: the evaluated model's accuracy on the test images against level for each
+# perturbation, their mean (black) and the calibration target (dashed). Bottom: the same numbers as a
 # heatmap. The paper: mean 97.61% at level 1 to 48.83% at level 10, maximum 98.52%, minimum 36.32%;
 # brightness from 0.99 to 0.50; brightness, contrast and fog the most benign, pixelation, shot noise and
 # zoom blur the harshest ({glue:md}`mlm-s44-cite`).
@@ -451,7 +451,7 @@ R.say(
 # ```{glue:figure} mlm-paper-fig5-7
 # :name: fig-mlm-paper-fig5-7
 #
-# **Figures 5 and 7.** Left: the evaluated model's accuracy against perturbation level for each perturbation, their mean (black) and the calibration target (dashed); dotted: clean accuracy. Right: the same accuracies as a heatmap.
+# **Figures 5 and 7.** Top: the evaluated model's accuracy against perturbation level for each perturbation, their mean (black) and the calibration target (dashed); dotted: clean accuracy. Bottom: the same accuracies as a heatmap.
 # ```
 #
 # ## One digit through every level (Figure 6)

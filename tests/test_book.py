@@ -33,6 +33,29 @@ def test_every_chapter_executes_and_records_results(built_book, name):
     assert res["provenance"]["chapter"] == name and res["provenance"]["parameter_set"] == "smoke"
 
 
+def test_every_figure_reads_at_the_content_width(built_book):
+    from shifteval.viz.common import MAX_PANELS_PER_ROW, MIN_TEXT_PX, legibility_problems
+
+    project, _ = built_book
+    failures, measured = [], 0
+    for name in CHAPTERS:
+        figures = json.loads((project / "book" / "chapters" / f"{name}.results.json").read_text())["figures"]
+        for key, trace in figures.items():
+            if trace["kind"] != "figure":
+                continue
+            record = trace.get("legibility")
+            if record is None:
+                failures.append(f"{name}: {key}: no legibility record")
+                continue
+            measured += 1
+            failures += [f"{name}: {key}: {problem} ({record})" for problem in legibility_problems(record)]
+    assert measured > 0
+    assert not failures, (
+        f"figures must have text of at least {MIN_TEXT_PX} px at the content width, at most "
+        f"{MAX_PANELS_PER_ROW} panels per row and no colliding panels:\n" + "\n".join(failures)
+    )
+
+
 def test_warm_build_skips_every_chapter(built_book):
     project, _ = built_book
     out = shifteval("build", "--params", "smoke", cwd=project)

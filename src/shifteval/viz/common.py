@@ -77,7 +77,10 @@ def traced(function: _F) -> _F:
 
 
 def set_style() -> None:
-    """The book's plotting style (seaborn whitegrid, readable sizes).
+    """The book's plotting style (seaborn whitegrid, text sizes that read at the content width).
+
+    Figures drawn with :func:`subplots` are as wide as the book's content column at ``figure.dpi``, so
+    the page shows them unscaled and 9-point text is 12.5 pixels high.
 
     Returns
     -------
@@ -90,7 +93,7 @@ def set_style() -> None:
     >>> plt.rcParams["savefig.dpi"], plt.rcParams["figure.autolayout"]
     (150.0, False)
     """
-    sns.set_theme(style="whitegrid", context="notebook", font_scale=0.95)
+    sns.set_theme(style="whitegrid", context="notebook", font_scale=0.875)
     plt.rcParams.update({"figure.dpi": 100, "savefig.dpi": 150, "figure.autolayout": False})
 
 
@@ -113,6 +116,148 @@ def _percent_ticks(ax, lo: float, hi: float, scale: str, n: int = 6, which: str 
         axis.set_ticks(pos, labels)
 
 
+#: The book's content column in CSS pixels: a wider figure is scaled down to it.
+CONTENT_WIDTH_PX = 800
+
+#: The smallest text a figure may hold, in pixels at the content width.
+MIN_TEXT_PX = 9
+
+#: The most panels a figure may put side by side.
+MAX_PANELS_PER_ROW = 3
+
+
+def content_width_in(dpi: float | None = None) -> float:
+    """The widest figure, in inches, that the page shows unscaled.
+
+    The content column at ``dpi`` (by default ``figure.dpi``) less the padding the saved PNG adds on
+    each side of the figure's tight bounding box.
+
+    Parameters
+    ----------
+    dpi : float, optional
+        Pixels per inch of the figure.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(content_width_in(100), 2)
+    7.8
+    """
+    dpi = plt.rcParams["figure.dpi"] if dpi is None else dpi
+    return CONTENT_WIDTH_PX / dpi - 2 * plt.rcParams["savefig.pad_inches"]
+
+
+def subplots(nrows: int = 1, ncols: int = 1, height: float = 3.5, width: float = 1.0, **kwargs) -> tuple:
+    """``plt.subplots`` for the book: sized for the content width, laid out without collisions.
+
+    Parameters
+    ----------
+    nrows, ncols : int
+        The grid of panels; at most :data:`MAX_PANELS_PER_ROW` columns.
+    height : float
+        Height of the figure in inches.
+    width : float
+        Width as a fraction of :func:`content_width_in`, in (0, 1].
+    **kwargs
+        Passed on to ``plt.subplots`` (``sharey``, ``squeeze``, ``gridspec_kw`` …).
+
+    Returns
+    -------
+    (matplotlib.figure.Figure, Axes or ndarray of Axes)
+        As ``plt.subplots``, with ``layout="constrained"``.
+
+    Raises
+    ------
+    ValueError
+        For more than :data:`MAX_PANELS_PER_ROW` columns or a width outside (0, 1].
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> fig, axes = subplots(2, 3, height=5)
+    >>> float(fig.get_figwidth()) == content_width_in(), axes.shape, fig.get_layout_engine() is not None
+    (True, (2, 3), True)
+    >>> plt.close(fig)
+    >>> subplots(1, 4)
+    Traceback (most recent call last):
+    ValueError: at most 3 panels per row, got 4 columns
+    """
+    if ncols > MAX_PANELS_PER_ROW:
+        raise ValueError(f"at most {MAX_PANELS_PER_ROW} panels per row, got {ncols} columns")
+    if not 0 < width <= 1:
+        raise ValueError(f"width is a fraction of the content width in (0, 1], got {width}")
+    figsize = (width * content_width_in(), height)
+    return plt.subplots(nrows, ncols, figsize=figsize, layout="constrained", **kwargs)
+
+
+def wrap(n: int) -> tuple[int, int]:
+    """Rows and columns of a grid for ``n`` panels, at most :data:`MAX_PANELS_PER_ROW` to a row.
+
+    Parameters
+    ----------
+    n : int
+        Number of panels.
+
+    Returns
+    -------
+    (int, int)
+        Rows and columns.
+
+    Examples
+    --------
+    >>> wrap(2), wrap(3), wrap(4), wrap(7)
+    ((1, 2), (1, 3), (2, 3), (3, 3))
+    """
+    cols = max(1, min(n, MAX_PANELS_PER_ROW))
+    return -(-n // cols), cols
+
+
+def _png_width_in(fig: Figure) -> float:
+    """Width in inches of the PNG the book shows: the tight bounding box, padded on each side."""
+    tight = fig.get_tightbbox(fig.canvas.get_renderer())  # type: ignore[attr-defined]
+    return float(tight.width + 2 * plt.rcParams["savefig.pad_inches"])
+
+
+def fit_width(fig: Figure) -> Figure:
+    """Shrink ``fig`` (both sides, text unchanged) until the page shows it unscaled.
+
+    For figures whose content sets their width, such as a grid of images with labels beside it.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        Best laid out by a layout engine (``layout="constrained"``), which keeps the text in the figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        ``fig``, resized in place.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> fig = plt.figure(figsize=(12, 6), dpi=100, layout="constrained")
+    >>> _ = fig.gca().set_ylabel("accuracy")
+    >>> legibility(fit_width(fig))["scale"]
+    1.0
+    >>> plt.close(fig)
+    """
+    limit = CONTENT_WIDTH_PX / fig.dpi
+    for _ in range(6):
+        fig.canvas.draw()
+        excess = _png_width_in(fig) - limit
+        if excess <= 0:
+            break
+        shrink = max(0.5, 1 - (excess + 0.02) / fig.get_figwidth())
+        fig.set_size_inches(fig.get_figwidth() * shrink, fig.get_figheight() * shrink)
+    return fig
+
+
 @traced
 def image_grid(
     images: ArrayLike,
@@ -123,6 +268,9 @@ def image_grid(
 ) -> Figure:
     """A grid of small grayscale images: ``images`` has shape (rows, cols, H, W). Returns the figure.
 
+    The images are tiled into one mosaic in one panel, one pixel apart; the labels are its tick labels.
+    The figure is shrunk to the content width when the grid is wider (see :func:`fit_width`).
+
     Parameters
     ----------
     images : array_like, shape (rows, cols, H, W)
@@ -130,44 +278,42 @@ def image_grid(
     row_labels, col_labels : sequence of str, optional
         Labels left of the first column and above the first row.
     cell : float
-        Size of one image in inches.
+        Size of one image in inches, at most.
     cmap : str
         Matplotlib colormap.
 
     Returns
     -------
     matplotlib.figure.Figure
-        One axes per image, ticks hidden.
+        One axes showing the mosaic.
 
     Examples
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
-    >>> fig = image_grid(np.zeros((2, 3, 4, 4)), col_labels=["a", "b", "c"])
-    >>> len(fig.axes), fig.axes[1].get_title()
-    (6, 'b')
+    >>> fig = image_grid(np.zeros((2, 3, 4, 4)), row_labels=["x", "y"], col_labels=["a", "b", "c"])
+    >>> ax = fig.axes[0]
+    >>> len(fig.axes), ax.get_images()[0].get_array().shape, [t.get_text() for t in ax.get_xticklabels()]
+    (1, (9, 14), ['a', 'b', 'c'])
     >>> plt.close(fig)
     """
-    images = np.asarray(images)
-    rows, cols = images.shape[:2]
-    fig, axes = plt.subplots(rows, cols, figsize=(cols * cell, rows * cell), squeeze=False)
+    images = np.asarray(images, dtype=float)
+    rows, cols, h, w = images.shape
+    mosaic = np.full((rows * (h + 1) - 1, cols * (w + 1) - 1), np.nan)  # NaN: the gaps between images
     for r in range(rows):
         for c in range(cols):
-            ax = axes[r, c]
-            ax.imshow(images[r, c], cmap=cmap, vmin=0, vmax=1, interpolation="nearest")
-            ax.set_xticks([])
-            ax.set_yticks([])
-            ax.grid(False)
-            if c == 0 and row_labels is not None:
-                ax.set_ylabel(row_labels[r], rotation=0, ha="right", va="center", fontsize=8)
-            if r == 0 and col_labels is not None:
-                ax.set_title(col_labels[c], fontsize=8)
-    fig.subplots_adjust(wspace=0.05, hspace=0.05)
-    return fig
-
-
-#: The book's content column in CSS pixels: a wider figure is scaled down to it.
-CONTENT_WIDTH_PX = 800
+            mosaic[r * (h + 1) : r * (h + 1) + h, c * (w + 1) : c * (w + 1) + w] = images[r, c]
+    colormap = plt.get_cmap(cmap).with_extremes(bad="white")
+    fig, ax = plt.subplots(figsize=(cols * cell + 1.5, rows * cell + 0.5), layout="constrained")
+    ax.imshow(mosaic, cmap=colormap, vmin=0, vmax=1, interpolation="nearest")
+    ax.grid(False)
+    ax.tick_params(length=0, top=False, bottom=False, labeltop=True, labelbottom=False)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    centres = lambda n, size: np.arange(n) * (size + 1) + (size - 1) / 2  # noqa: E731
+    ax.set_xticks(centres(cols, w) if col_labels is not None else [], col_labels or [])
+    ax.set_yticks(centres(rows, h) if row_labels is not None else [], row_labels or [])
+    return fit_width(fig)
 
 
 def legibility(fig: Figure) -> dict:
@@ -203,9 +349,8 @@ def legibility(fig: Figure) -> dict:
 
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
     fig.canvas.draw()
-    tight = fig.get_tightbbox(renderer)
     # the inline backend saves with bbox_inches="tight", which pads the box on each side
-    width_px = float((tight.width + 2 * plt.rcParams["savefig.pad_inches"]) * fig.dpi)
+    width_px = _png_width_in(fig) * fig.dpi
     scale = min(1.0, CONTENT_WIDTH_PX / width_px)
     sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
     min_pt = float(min(sizes)) if sizes else 0.0
@@ -216,9 +361,14 @@ def legibility(fig: Figure) -> dict:
         key = next((k for k in rows if abs(k - box.y0) < 0.5 * box.height), box.y0)
         rows[key] = rows.get(key, 0) + 1
 
+    def drawn(axis, i):  # Matplotlib draws the labels of the ticks inside the view interval only
+        lo, hi = sorted(axis.get_view_interval())
+        pad = 1e-9 * (hi - lo)
+        return [t for t in axis.get_ticklabels() if lo - pad <= t.get_position()[i] <= hi + pad]
+
     def extents(ax):
         texts = [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label]
-        texts += ax.get_xticklabels() + ax.get_yticklabels()
+        texts += drawn(ax.xaxis, 0) + drawn(ax.yaxis, 1)
         return [t.get_window_extent(renderer) for t in texts if t.get_visible() and t.get_text().strip()]
 
     boxes = [extents(ax) for ax in axes]
@@ -236,6 +386,46 @@ def legibility(fig: Figure) -> dict:
         "panels_per_row": max(rows.values(), default=0),
         "overlaps": overlaps,
     }
+
+
+def legibility_problems(record: dict) -> list[str]:
+    """What in a :func:`legibility` record breaks the book's criteria; empty when nothing does.
+
+    Text of at least :data:`MIN_TEXT_PX` pixels at the content width, at most :data:`MAX_PANELS_PER_ROW`
+    panels side by side, no colliding panels.
+
+    Parameters
+    ----------
+    record : dict
+        As :func:`legibility` returns it (or as ``results.json`` stores it).
+
+    Returns
+    -------
+    list of str
+        One sentence per broken criterion, with the measured values.
+
+    Examples
+    --------
+    >>> legibility_problems({"min_text_px": 12.5, "panels_per_row": 2, "overlaps": []})
+    []
+    >>> record = {"min_text_px": 7.1, "min_font_pt": 9.5, "scale": 0.54, "panels_per_row": 4, "overlaps": [[0, 1]]}
+    >>> for problem in legibility_problems(record):
+    ...     print(problem)
+    smallest text 7.1 px < 9 px (9.5 pt at scale 0.54)
+    4 panels per row > 3
+    colliding panels [[0, 1]]
+    """
+    problems = []
+    if 0 < record["min_text_px"] < MIN_TEXT_PX:  # 0: a figure without text
+        problems.append(
+            f"smallest text {record['min_text_px']} px < {MIN_TEXT_PX} px "
+            f"({record.get('min_font_pt')} pt at scale {record.get('scale')})"
+        )
+    if record["panels_per_row"] > MAX_PANELS_PER_ROW:
+        problems.append(f"{record['panels_per_row']} panels per row > {MAX_PANELS_PER_ROW}")
+    if record["overlaps"]:
+        problems.append(f"colliding panels {record['overlaps']}")
+    return problems
 
 
 def figure(name: str, fig: Figure | None = None) -> None:

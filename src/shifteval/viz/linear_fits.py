@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 
 from ..datasets import published
 from ..linfit.fits import LinearFit, inverse_transform, transform
-from .common import FIT_COLOR, POINT_COLOR, _percent_ticks
+from .common import FIT_COLOR, POINT_COLOR, _percent_ticks, subplots
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,7 +60,7 @@ def fit_panel(
     extra : (orig, new) arrays, optional
         Models drawn but not fitted (e.g. Fisher-vector baselines), as hollow markers.
     xlabel, ylabel, point_label : str
-        Axis labels (" — probit scale" is appended on probit axes); the points' legend label.
+        Axis labels ("— probit scale" is added below them on probit axes); the points' legend label.
 
     Returns
     -------
@@ -106,8 +106,8 @@ def fit_panel(
     ax.set_ylim(float(T(lo)), float(T(hi)))
     ax.set_aspect("equal")
     _percent_ticks(ax, lo, hi, scale)
-    ax.set_xlabel(xlabel + (" — probit scale" if scale == "probit" else ""))
-    ax.set_ylabel(ylabel + (" — probit scale" if scale == "probit" else ""))
+    ax.set_xlabel(xlabel + ("\n— probit scale" if scale == "probit" else ""))
+    ax.set_ylabel(ylabel + ("\n— probit scale" if scale == "probit" else ""))
     if title:
         ax.set_title(title)
     ax.legend(loc="upper left", fontsize="small", frameon=True)
@@ -225,12 +225,11 @@ def fig1_linear_fits(cifar: pd.DataFrame, imagenet: pd.DataFrame, fits: dict[str
     (6, 'top-1, MatchedFrequency', 'top-5, TopImages', 'probit scale')
     >>> plt.close("all")
     """
-    fig, axes = plt.subplots(1, 2, figsize=(11, 5.3))
+    fig, axes = subplots(1, 2, height=4.2)
     _table_panel(axes[0], cifar, fits["cifar10"], "CIFAR-10")
     _table_panel(
         axes[1], imagenet, fits["imagenet_top1_matchedfrequency_cnn"], "ImageNet top-1, MatchedFrequency"
     )
-    fig.tight_layout()
     return fig
 
 
@@ -254,7 +253,7 @@ def fig6_linear_vs_probit(imagenet: pd.DataFrame, fits: dict[str, LinearFit]) ->
     --------
     Drawn in the example of :func:`fig1_linear_fits`.
     """
-    fig, axes = plt.subplots(1, 2, figsize=(11, 5.3))
+    fig, axes = subplots(1, 2, height=4.2)
     for ax, key, scale in zip(
         axes,
         ["imagenet_top1_matchedfrequency_all_linear", "imagenet_top1_matchedfrequency_all_probit"],
@@ -262,12 +261,11 @@ def fig6_linear_vs_probit(imagenet: pd.DataFrame, fits: dict[str, LinearFit]) ->
         strict=True,
     ):
         _table_panel(ax, imagenet, fits[key], f"{scale} axes, all 67 models", fv_extra=True, fv_fitted=True)
-    fig.tight_layout()
     return fig
 
 
 def _grid(tables: dict, fits: dict, suffix: str, fv: bool):
-    fig, axes = plt.subplots(2, 3, figsize=(15, 10.2))
+    fig, axes = subplots(2, 3, height=6.4)
     for row, k in enumerate(("top1", "top5")):
         for col, s in enumerate(STRATEGY_TITLES):
             name = f"recht2019_imagenet_{k}_{s}"
@@ -278,7 +276,6 @@ def _grid(tables: dict, fits: dict, suffix: str, fv: bool):
                 axes[row, col], table, fits[f"imagenet_{k}_{s}_{suffix}"],
                 f"{'top-1' if k == 'top1' else 'top-5'}, {STRATEGY_TITLES[s]}", fv_extra=fv, fv_fitted=fv,
             )  # fmt: skip
-    fig.tight_layout()
     return fig
 
 
@@ -462,11 +459,10 @@ def sec53_gaussian_difficulty(runs: dict[str, tuple]) -> Figure:
     --------
     Drawn in the example of :func:`gaussian_model_panel`.
     """
-    fig, axes = plt.subplots(1, len(runs), figsize=(5.8 * len(runs), 5.3), squeeze=False)
+    fig, axes = subplots(1, len(runs), height=4.2, squeeze=False)
     for ax, (title, (acc1, acc2, u, v, fit)) in zip(axes[0], runs.items(), strict=True):
         gaussian_model_panel(ax, acc1, acc2, u, v, fitted=fit)
         ax.set_title(title)
-    fig.tight_layout()
     return fig
 
 
@@ -502,14 +498,14 @@ def zoo_fits(
     >>> plt.close("all")
     """
     scales = ("linear", "probit")
-    fig, axes = plt.subplots(2, len(strategies), figsize=(5 * len(strategies), 10), squeeze=False)
+    fig, axes = subplots(2, len(strategies), height=6, squeeze=False)
     for col, s in enumerate(strategies):
         for row, scale in enumerate(scales):
             fit_panel(
                 axes[row, col], acc[reference], acc[s], fits[(s, scale)], title=f"zoo: {s} ({scale})",
                 xlabel=f"{reference} accuracy (%)", ylabel=f"{s} accuracy (%)",
             )  # fmt: skip
-    fig.tight_layout()
+            axes[row, col].title.set_fontsize("small")  # long set names: three titles side by side
     return fig
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
+
+from .common import subplots, wrap
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,8 +108,11 @@ def fig1_accuracy_confidence(
     from ..matching.findings import roles
 
     targets = list(pairs_by_target)
-    fig, axes = plt.subplots(1, len(targets), figsize=(5 * len(targets), 4.6), squeeze=False)
-    for ax, t in zip(axes[0], targets, strict=True):
+    rows, cols = wrap(len(targets))
+    fig, axes = subplots(rows, cols, height=3.4 * rows, squeeze=False)
+    for ax in axes.flat[len(targets) :]:
+        ax.remove()
+    for ax, t in zip(axes.flat, targets, strict=False):
         r = roles(tables[(t, "label_and_prob")])
         pts = np.array([
             [[p.confidence.mean(), p.accuracy] for p in _source_target(pair)] for pair in pairs_by_target[t].values()
@@ -124,16 +128,15 @@ def fig1_accuracy_confidence(
         ax.set_ylabel("accuracy")
         ax.set_title(f"{r['source']} vs {r['target']}")
         ax.legend(fontsize="small")
-    fig.tight_layout()
     return fig
 
 
 def fig3_matched_gaps(tables: dict[tuple[str, str], pd.DataFrame], by: str = "label_and_prob") -> Figure:
     """Figures 3/4 (Algorithm 1) and 6/7 (Algorithm 2): accuracy, matched accuracy and gaps per model.
 
-    Top row: accuracy on the full sets (solid) and on the matched subsets (dashed), models sorted by
-    source accuracy; bottom row: accuracy gap and matched gap (bars, source − target) and the fraction
-    unmatched (line). Set names come from the tables' roles, so a larger second set is labelled as the
+    One row of panels per second set. Left: accuracy on the full sets (solid) and on the matched subsets
+    (dashed), models sorted by source accuracy; right: accuracy gap and matched gap (bars, source −
+    target) and the fraction unmatched (line). Set names come from the tables' roles, so a larger second set is labelled as the
     source.
 
     Parameters
@@ -141,7 +144,7 @@ def fig3_matched_gaps(tables: dict[tuple[str, str], pd.DataFrame], by: str = "la
     tables : dict
         :func:`shifteval.matching.study.evaluate` output, ``(second set, method) -> table``.
     by : {"label_and_prob", "prob"}
-        The algorithm whose tables are drawn (one column of panels per second set).
+        The algorithm whose tables are drawn.
 
     Returns
     -------
@@ -162,33 +165,33 @@ def fig3_matched_gaps(tables: dict[tuple[str, str], pd.DataFrame], by: str = "la
     from ..matching.findings import roles
 
     targets = [t for (t, b) in tables if b == by]
-    fig, axes = plt.subplots(2, len(targets), figsize=(5 * len(targets), 8), squeeze=False)
-    for col, t in enumerate(targets):
+    fig, axes = subplots(len(targets), 2, height=0.4 + 2.6 * len(targets), squeeze=False)
+    for (left, right), t in zip(axes, targets, strict=True):
         tab = tables[(t, by)].sort_values("acc_source")
         r = roles(tab)
         x = np.arange(len(tab))
-        ax = axes[0, col]
+        ax = left
         ax.plot(x, tab.acc_source, "-o", ms=3, label=f"accuracy, {r['source']}")
         ax.plot(x, tab.acc_target, "-s", ms=3, label=f"accuracy, {r['target']}")
         ax.plot(x, tab.matched_acc_source, "--o", ms=3, mfc="none", label=f"matched accuracy, {r['source']}")
         ax.plot(x, tab.matched_acc_target, "--s", ms=3, mfc="none", label=f"matched accuracy, {r['target']}")
         ax.set_title(f"{r['source']} (source) vs {r['target']} (target)")
         ax.set_ylabel("accuracy")
+        ax.set_xlabel(f"models, sorted by accuracy on {r['source']}")
         ax.legend(fontsize="x-small")
-        ax = axes[1, col]
+        ax = right
         ax.bar(x - 0.2, tab.gap, 0.4, label="accuracy gap")
         ax.bar(x + 0.2, tab.matched_gap, 0.4, label="matched gap")
         ax.plot(x, tab.fraction_unmatched, "k.-", lw=0.8, label="fraction unmatched")
         ax.axhline(0, color="0.3", lw=0.8)
         ax.set_xlabel(f"models, sorted by accuracy on {r['source']}")
-        ax.set_ylabel(f"gap ({r['source']} − {r['target']}) / fraction")
+        ax.set_ylabel(f"gap ({r['source']} − {r['target']})\n/ fraction")
         ax.legend(fontsize="x-small")
     title = {
         "label_and_prob": "Algorithm 1: same label and probability",
         "prob": "Algorithm 2: probability only",
     }
     fig.suptitle(title.get(by, by))
-    fig.tight_layout()
     return fig
 
 
@@ -217,7 +220,7 @@ def fig5_reliability(panels: dict[str, tuple[str, dict]]) -> Figure:
     (2, 'strong model: m')
     >>> plt.close("all")
     """
-    fig, axes = plt.subplots(2, len(panels), figsize=(5.5 * len(panels), 9), squeeze=False)
+    fig, axes = subplots(2, len(panels), height=6, squeeze=False)
     for col, (kind, (name, f5)) in enumerate(panels.items()):
         for (label, (conf, ok)), color in zip(f5["subsets"].items(), ["C0", "C1", "C3"], strict=True):
             set_name = f5["roles"]["source" if label.endswith("source") else "target"]
@@ -238,7 +241,6 @@ def fig5_reliability(panels: dict[str, tuple[str, dict]]) -> Figure:
         axes[1, col].set_xlabel("predicted probability p̂")
         axes[1, col].set_ylabel("density")
         axes[1, col].legend(fontsize="x-small", loc="upper left")
-    fig.tight_layout()
     return fig
 
 
@@ -272,7 +274,7 @@ def eps_sensitivity(sweep: pd.DataFrame, model: str, names: dict[str, str]) -> F
     ('m, a (source) vs b (target)', 'log')
     >>> plt.close("all")
     """
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = subplots(1, 2, height=3.4)
     for by, g in sweep.groupby("method"):
         axes[0].plot(g.eps, 100 * g.matched_gap, "-o", label=f"matched gap ({by})")
         axes[1].plot(g.eps, g.fraction_unmatched, "-o", label=by)
@@ -284,7 +286,6 @@ def eps_sensitivity(sweep: pd.DataFrame, model: str, names: dict[str, str]) -> F
     axes[0].set_ylabel(f"points ({names['source']} − {names['target']})")
     axes[1].set_ylabel("fraction unmatched")
     fig.suptitle(f"{model}, {names['source']} (source) vs {names['target']} (target)")
-    fig.tight_layout()
     return fig
 
 
@@ -315,7 +316,7 @@ def quantised_probabilities(quant: pd.DataFrame, eps: float, eps_small: float) -
     ['ε = 0.005', 'ε = 1e-06, continuous']
     >>> plt.close("all")
     """
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    fig, ax = subplots(height=4.2, width=0.85)
     x = quant.distinct_source.astype(float)
     ax.plot(x, quant.fraction_unmatched, "o", color="0.4", label=f"ε = {eps:g}")
     for (kind, g), marker in zip(quant.groupby("kind"), "x+*", strict=False):
@@ -329,5 +330,4 @@ def quantised_probabilities(quant: pd.DataFrame, eps: float, eps_small: float) -
     ax.set_xlabel("distinct predicted probabilities on the source set")
     ax.set_ylabel("fraction unmatched")
     ax.legend(fontsize="small")
-    fig.tight_layout()
     return fig

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -11,13 +12,13 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-from .common import image_grid
+from .common import MAX_PANELS_PER_ROW, image_grid, subplots
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-def class_matrices(panels: Sequence[tuple[ArrayLike, str, str, str, str]], size: float = 6.0) -> Figure:
+def class_matrices(panels: Sequence[tuple[ArrayLike, str, str, str, str]], size: float = 3.8) -> Figure:
     """Side-by-side annotated K×K heatmaps (confusion matrices, MLMs); returns the figure.
 
     ``panels`` is a list of ``(matrix, title, fmt, cmap, xlabel)``; rows are always the true class.
@@ -28,12 +29,12 @@ def class_matrices(panels: Sequence[tuple[ArrayLike, str, str, str, str]], size:
         Per panel: the K×K matrix, its title, the annotation format (e.g. ``"d"``, ``".2f"``), the
         colormap and the x-axis label.
     size : float
-        Width of one panel in inches (the height is ``size - 1``).
+        Height of one row of panels in inches; the figure is as wide as the book's content.
 
     Returns
     -------
     matplotlib.figure.Figure
-        One panel per matrix.
+        One panel per matrix, two to a row; long titles are wrapped.
 
     Examples
     --------
@@ -42,11 +43,14 @@ def class_matrices(panels: Sequence[tuple[ArrayLike, str, str, str, str]], size:
     (1, 'identity', 'true')
     >>> plt.close("all")
     """
-    fig, axes = plt.subplots(1, len(panels), figsize=(size * len(panels), size - 1), squeeze=False)
-    for ax, (matrix, title, fmt, cmap, xlabel) in zip(axes[0], panels, strict=False):
+    cols = min(len(panels), 2)  # ten annotated columns need half the content width
+    rows = -(-len(panels) // cols)
+    fig, axes = subplots(rows, cols, height=size * rows, squeeze=False)
+    for ax in axes.flat[len(panels) :]:
+        ax.remove()
+    for ax, (matrix, title, fmt, cmap, xlabel) in zip(axes.flat, panels, strict=False):
         sns.heatmap(matrix, annot=True, fmt=fmt, cmap=cmap, cbar=False, ax=ax, annot_kws={"size": 7})
-        ax.set(title=title, xlabel=xlabel, ylabel="true")
-    fig.tight_layout()
+        ax.set(title=textwrap.fill(title, 90 // cols), xlabel=xlabel, ylabel="true")
     return fig
 
 
@@ -63,7 +67,7 @@ def fig1_2_confusion_and_mlm(cm: ArrayLike, m_perturbed: ArrayLike, m_clean: Arr
     Returns
     -------
     matplotlib.figure.Figure
-        Three panels (see :func:`class_matrices`).
+        Three panels, two above and one below (see :func:`class_matrices`).
 
     Examples
     --------
@@ -79,7 +83,6 @@ def fig1_2_confusion_and_mlm(cm: ArrayLike, m_perturbed: ArrayLike, m_clean: Arr
             (m_perturbed, "Figure 2: MLM, all perturbed outputs", ".2f", "Reds", "likely confused with"),
             (m_clean, "MLM, clean test set (ours)", ".2f", "Reds", "likely confused with"),
         ],
-        size=5.5,
     )
 
 
@@ -127,13 +130,12 @@ def fig3_4_ambiguous(
     ids = list(idx) if ids is None else list(ids)
     images, labels = np.asarray(images), np.asarray(labels)
     k = probs.shape[1]
-    fig, axes = plt.subplots(2, 1 + len(idx), figsize=(4 + 5 * len(idx), 5.5))
+    fig, axes = subplots(2, 1 + len(idx), height=4.6, width_ratios=[0.6] + [1] * len(idx))
     for col, i in enumerate(idx):
         axes[0, 1 + col].bar(range(k), probs[i], color="tab:blue")
-        axes[0, 1 + col].set(
-            title=f"image {ids[col]}: label {labels[i]}, nearest centroid {dist[i].argmin()}",
-            ylabel="softmax",
-            xticks=range(k),
+        axes[0, 1 + col].set(ylabel="softmax", xticks=range(k))
+        axes[0, 1 + col].set_title(
+            f"image {ids[col]}: label {labels[i]}, nearest centroid {dist[i].argmin()}", fontsize="small"
         )
         axes[1, 1 + col].bar(range(k), dist[i], color="tab:orange")
         axes[1, 1 + col].set(ylabel="distance to centroid", xlabel="class", xticks=range(k))
@@ -142,7 +144,6 @@ def fig3_4_ambiguous(
             axes[row, 0].imshow(images[idx[row]], cmap="gray_r")
             axes[row, 0].set(title=f"image {ids[row]}")
         axes[row, 0].set(xticks=[], yticks=[])
-    fig.tight_layout()
     return fig
 
 
@@ -177,8 +178,9 @@ def perturbation_grid(
     --------
     >>> kept = {("gaussian_noise", lvl): np.full((1, 4, 4), lvl / 10) for lvl in (1, 5)}
     >>> fig = perturbation_grid(kept, ["gaussian_noise"], [1, 5], np.zeros((4, 4)))
-    >>> [ax.get_title() for ax in fig.axes], fig.axes[0].get_ylabel()
-    (['clean', 'level 1', 'level 5'], 'gaussian noise')
+    >>> ax = fig.axes[0]
+    >>> [t.get_text() for t in ax.get_xticklabels()], [t.get_text() for t in ax.get_yticklabels()]
+    (['clean', 'level 1', 'level 5'], ['gaussian noise'])
     >>> plt.close("all")
     """
     rows = [[clean_image] + [kept[n, lvl][which] for lvl in show_levels] for n in names]
@@ -209,7 +211,7 @@ def fig5_7_accuracy(
     Returns
     -------
     matplotlib.figure.Figure
-        Two panels (the heatmap adds a colour-bar axes).
+        Two panels, one above the other (the heatmap adds a colour-bar axes).
 
     Examples
     --------
@@ -220,7 +222,7 @@ def fig5_7_accuracy(
     >>> plt.close("all")
     """
     levels = list(accuracy.columns)
-    fig, axes = plt.subplots(1, 2, figsize=(14, 5), gridspec_kw={"width_ratios": [1, 1.25]})
+    fig, axes = subplots(2, 1, height=8.5)
     for name in accuracy.index:
         axes[0].plot(levels, accuracy.loc[name], marker=".", lw=1, label=name.replace("_", " "))
     axes[0].plot(levels, mean_by_level, color="black", lw=3, label="mean")
@@ -233,13 +235,12 @@ def fig5_7_accuracy(
         title="Figure 5: accuracy against level",
         xticks=levels,
     )
-    axes[0].legend(fontsize=7, ncol=2)
+    axes[0].legend(fontsize="x-small", ncol=2, loc="center left", bbox_to_anchor=(1, 0.5))
     sns.heatmap(
         accuracy, annot=True, fmt=".2f", cmap="RdBu_r", ax=axes[1], annot_kws={"size": 7},
         yticklabels=[n.replace("_", " ") for n in accuracy.index],
     )  # fmt: skip
     axes[1].set(xlabel="perturbation level", title="Figure 7: accuracy, perturbation × level")
-    fig.tight_layout()
     return fig
 
 
@@ -279,7 +280,7 @@ def fig6_one_digit(
     Returns
     -------
     matplotlib.figure.Figure
-        Two rows, one column for the clean image and one per level.
+        Two panels: the images side by side (clean, then one per level) over their softmax bars.
 
     Raises
     ------
@@ -290,7 +291,7 @@ def fig6_one_digit(
     --------
     >>> kept, probs = {("blur", 1): np.zeros((1, 4, 4))}, {("blur", 1): np.array([[0.3, 0.7]])}
     >>> fig = fig6_one_digit(np.zeros((4, 4)), [0.9, 0.1], kept, probs, "blur", 0, 0, label=0)
-    >>> [ax.get_title() for ax in fig.axes[:2]]
+    >>> [t.get_text() for t in fig.axes[0].get_xticklabels()]
     ['clean', 'level 1']
     >>> fig6_one_digit(np.zeros((4, 4)), [0.9, 0.1], kept, probs, "rotate", 0, 0, label=0)
     Traceback (most recent call last):
@@ -302,19 +303,32 @@ def fig6_one_digit(
         raise ValueError(f"figure perturbation {name!r} was not run; run it or choose one of the run ones")
     clean_probs = np.asarray(clean_probs)
     k = len(clean_probs)
-    fig, axes = plt.subplots(2, len(levels) + 1, figsize=(1.5 * (len(levels) + 1), 3.6))
+    images = [clean_image] + [kept[name, lvl][which] for lvl in levels]
+    softmax = [clean_probs] + [probs[name, lvl][digit_index] for lvl in levels]
+    h, w = np.shape(clean_image)
+    fig, (top, bottom) = subplots(2, 1, height=3.2, sharex=True, height_ratios=[1, 1.4])
+    # one strip of images, one pixel apart; each image's bars sit under it, on the same x axis
+    strip = np.full((h, len(images) * (w + 1) - 1), np.nan)
+    for col, img in enumerate(images):
+        strip[:, col * (w + 1) : col * (w + 1) + w] = img
+    top.imshow(strip, cmap=plt.get_cmap("gray").with_extremes(bad="white"), vmin=0, vmax=1, aspect="auto")
+    top.set_box_aspect(h / strip.shape[1])
+    top.set_anchor("S")
+    top.grid(False)
+    top.tick_params(length=0, bottom=False, labelbottom=False, labeltop=True)
+    centres = np.arange(len(images)) * (w + 1) + (w - 1) / 2
+    top.set(xticks=centres, yticks=[])
+    top.set_xticklabels(["clean"] + [f"level {lvl}" for lvl in levels], fontsize="small")
     colors = ["tab:red" if c == label else "tab:grey" for c in range(k)]
-    for col, lvl in enumerate([0] + levels):
-        img = clean_image if lvl == 0 else kept[name, lvl][which]
-        soft = clean_probs if lvl == 0 else probs[name, lvl][digit_index]
-        axes[0, col].imshow(img, cmap="gray", vmin=0, vmax=1)
-        axes[0, col].set(xticks=[], yticks=[], title="clean" if lvl == 0 else f"level {lvl}")
-        axes[1, col].bar(range(k), soft, color=colors)
-        axes[1, col].set(ylim=(0, 1), xticks=[], yticks=[] if col else [0, 0.5, 1])
+    slot = w / k
+    for col, soft in enumerate(softmax):
+        bottom.bar(col * (w + 1) - 0.5 + slot * (np.arange(k) + 0.5), soft, 0.8 * slot, color=colors)
+    bottom.set(ylim=(0, 1), yticks=[0, 0.5, 1], ylabel="softmax")
+    bottom.tick_params(labelbottom=False)
+    bottom.grid(axis="x", visible=False)
     fig.suptitle(
-        f"Figure 6: test image {digit_index} (class {label}, red bar) under {name.replace('_', ' ')}", y=1.02
+        f"Figure 6: test image {digit_index} (class {label}, red bar) under {name.replace('_', ' ')}"
     )
-    fig.tight_layout()
     return fig
 
 
@@ -331,20 +345,19 @@ def calibration_curves(curves: Mapping[str, tuple[ArrayLike, ArrayLike]], target
     Returns
     -------
     matplotlib.figure.Figure
-        Four panels per row; unused panels are hidden.
+        Three panels per row; unused panels are hidden.
 
     Examples
     --------
     >>> fig = calibration_curves({"gaussian_noise": ([0, 1, 2], [0.9, 0.6, 0.2])}, targets=[0.5])
     >>> len(fig.axes), fig.axes[0].get_title(), fig.axes[1].axison
-    (4, 'gaussian noise', False)
+    (3, 'gaussian noise', False)
     >>> plt.close("all")
     """
     names = list(curves)
-    cols = 4
-    fig, axes = plt.subplots(
-        int(np.ceil(len(names) / cols)), cols, figsize=(14, 2.6 * np.ceil(len(names) / cols)), squeeze=False
-    )
+    cols = MAX_PANELS_PER_ROW
+    rows = -(-len(names) // cols)
+    fig, axes = subplots(rows, cols, height=1.9 * rows + 0.3, squeeze=False)
     for ax, name in zip(axes.flat, names, strict=False):
         grid, acc = curves[name]
         ax.plot(grid, acc, marker=".", lw=1)
@@ -353,7 +366,6 @@ def calibration_curves(curves: Mapping[str, tuple[ArrayLike, ArrayLike]], target
         ax.set(title=name.replace("_", " "), ylim=(0, 1))
     for ax in list(axes.flat)[len(names) :]:
         ax.axis("off")
-    fig.tight_layout()
     return fig
 
 
@@ -386,7 +398,7 @@ def rank_agreement(rank: pd.DataFrame, m_clean: ArrayLike, rates_mid: ArrayLike,
     >>> plt.close("all")
     """
     off = ~np.eye(len(np.asarray(m_clean)), dtype=bool)
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
+    fig, axes = subplots(1, 2, height=3.6)
     rank.plot(ax=axes[0], marker="o")
     axes[0].axhline(0, color="grey", lw=0.8)
     axes[0].set(
@@ -400,5 +412,4 @@ def rank_agreement(rank: pd.DataFrame, m_clean: ArrayLike, rates_mid: ArrayLike,
         ylabel=f"observed confusion rate, level {mid}",
         title=f"the {int(off.sum())} class pairs at level {mid}",
     )
-    fig.tight_layout()
     return fig

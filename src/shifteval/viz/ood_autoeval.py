@@ -8,10 +8,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .common import subplots
+
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from pandas.io.formats.style import Styler
 
     from ..autoeval.network import Outputs
 
@@ -105,15 +108,13 @@ def fig_energy(
     ['training set', 'id', 'noise', 'threshold']
     >>> plt.close("all")
     """
-    import matplotlib.pyplot as plt
-
     from ..autoeval import energy, energy_threshold
 
     scorers = {
         "classifier": lambda o: energy(o.logits),
         "detector (outlier exposure)": lambda o: o.energies(),
     }
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
+    fig, axes = subplots(1, 2, height=3.6, sharey=True)
     for ax, (name, score) in zip(axes, scorers.items(), strict=True):
         sets = {
             "training set": score(train),
@@ -123,7 +124,6 @@ def fig_energy(
         energy_histograms(
             ax, sets, energy_threshold(sets["training set"], percentile), title=f"energies of the {name}"
         )
-    fig.tight_layout()
     return fig
 
 
@@ -166,9 +166,7 @@ def meta_regression(
     ['MLP on h (RMSE 0.00 pts)', 'linear on FD (RMSE 1.00 pts)']
     >>> plt.close("all")
     """
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, axes = subplots(1, 2, height=3.6)
     axes[0].scatter(fd_train, acc_train, s=10, label="training meta-sets")
     axes[0].scatter(fd_val, acc_val, s=14, marker="x", label="validation meta-sets")
     axes[0].set(
@@ -182,8 +180,7 @@ def meta_regression(
     lims = [min(np.min(acc_val), np.min(pred_mlp)) - 0.02, 1]
     axes[1].plot(lims, lims, color="grey", lw=1)
     axes[1].set(xlabel="true accuracy", ylabel="predicted accuracy", title="validation meta-sets")
-    axes[1].legend(fontsize=8)
-    fig.tight_layout()
+    axes[1].legend(fontsize="small")
     return fig
 
 
@@ -302,12 +299,62 @@ def fig5_unseen(
     (['ATC', 'DoC'], 4)
     >>> plt.close("all")
     """
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(9, 4))
+    fig, ax = subplots(height=4)
     unseen_rmse[list(methods)].rename(columns=labels).T.plot.bar(ax=ax, rot=0)
     ax.set(
         ylabel="RMSE (accuracy points)",
         title="Figure 5: test-time transformations unseen in the meta-dataset",
     )
     return fig
+
+
+#: Column headings of :func:`by_source_table`.
+BY_SOURCE_COLUMNS = {
+    "accuracy": "accuracy",
+    "excluded_share": "ID excluded",
+    "excluded_accuracy": "accuracy of excluded",
+    "autoeval": "AutoEval",
+    "autoeval_energy_ood": "+ energy OOD (paper)",
+    "remedy": "+ τ from meta-sets (ours)",
+}
+
+
+def by_source_table(
+    table: pd.DataFrame, remedy: pd.Series, accuracy: dict, clean: str | None = None
+) -> Styler:
+    """Table 1 per ID source as the page shows it: shares as percentages, RMSE in points, display names.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`shifteval.autoeval.by_source` (rows: ID sources, the clean one possibly named ``clean``).
+    remedy : pandas.Series
+        The OOD-aware RMSE per row under another threshold.
+    accuracy : dict of str -> float
+        The classifier's accuracy per ID source, in the rows' order.
+    clean : str, optional
+        The clean source's name, shown as ``clean (<name>)``.
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"excluded_share": [0.01], "excluded_accuracy": [0.5], "autoeval": [9.0],
+    ...                   "autoeval_energy_ood": [7.0]}, index=["clean"])
+    >>> s = by_source_table(t, pd.Series([8.0], index=["clean"]), {"test": 0.93}, clean="test")
+    >>> list(s.data.index), list(s.data.columns)[:2]
+    (['clean (test)'], ['accuracy', 'ID excluded'])
+    """
+    shown = table[["excluded_share", "excluded_accuracy", "autoeval", "autoeval_energy_ood"]].assign(
+        remedy=remedy
+    )
+    shown.insert(0, "accuracy", list(accuracy.values()))
+    shown.index = [f"clean ({clean})" if row == "clean" and clean else row for row in shown.index]
+    shares, points = list(BY_SOURCE_COLUMNS.values())[:3], list(BY_SOURCE_COLUMNS.values())[3:]
+    return (
+        shown.rename(columns=BY_SOURCE_COLUMNS)
+        .style.format("{:.1%}", subset=shares, na_rep="–")
+        .format("{:.2f}", subset=points)
+    )

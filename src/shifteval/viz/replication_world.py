@@ -12,6 +12,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
+from .common import subplots
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -137,15 +139,15 @@ def fig1_example_grid(world: World, levels: int = 9, seed: int | None = None) ->
     Returns
     -------
     matplotlib.figure.Figure
-        A 10 × ``levels`` grid of images (see :func:`shifteval.viz.common.image_grid`).
+        A 10 × ``levels`` grid of images in one panel (see :func:`shifteval.viz.common.image_grid`).
 
     Examples
     --------
     >>> from shifteval.datasets.world import build_world
     >>> world = build_world({"n_train": 20, "n_v1": 50, "n_pool": 200, "per_class": 2})
     >>> fig = fig1_example_grid(world, levels=3)
-    >>> len(fig.axes), [ax.get_title() for ax in fig.axes[:3]]
-    (30, ['d=0.00', 'd=0.50', 'd=1.00'])
+    >>> len(fig.axes), [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    (1, ['d=0.00', 'd=0.50', 'd=1.00'])
     >>> plt.close("all")
     """
     from ..datasets import world as worlds
@@ -220,7 +222,7 @@ def fig3_frequencies(world: World) -> Figure:
     Returns
     -------
     matplotlib.figure.Figure
-        Four panels (see :func:`frequency_histograms`).
+        Four panels, two by two (see :func:`frequency_histograms`).
 
     Examples
     --------
@@ -235,13 +237,13 @@ def fig3_frequencies(world: World) -> Figure:
     s_true = world.examples["s"].to_numpy()
     pool = world.split_index("pool")
     position = {int(i): k for k, i in enumerate(pool)}
-    fig, axes = plt.subplots(1, 4, figsize=(15, 3.4), sharey=True)
+    fig, axes = subplots(2, 2, height=5.6, sharey=True)
+    axes = axes.flatten()
     frequency_histograms(axes[0], world.replication.v1_freq, s_true[world.split_index("v1")], title="v1")
     for ax, s in zip(axes[1:], STRATEGIES, strict=True):
         idx = world.split_index(s)
         rows = [position[int(i)] for i in idx]
         frequency_histograms(ax, world.replication.pool_freq[rows], s_true[idx], title=s)
-    fig.tight_layout()
     return fig
 
 

@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from ..selection import parametric, toy
+from .common import subplots, wrap
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,7 +51,7 @@ def fig3_toy_model(
     """
     sample = np.asarray(sample)
     grid = np.linspace(0.001, 0.999, 400)
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+    fig, axes = subplots(1, 2, height=3.4)
     axes[0].hist(sample, bins=np.linspace(0, 1, 41).tolist(), density=True, alpha=0.4,
                  label=f"simulated, n = {n} ({len(sample):,} accepted)")  # fmt: skip
     axes[0].plot(grid, toy.toy_v2_density(grid, alpha, beta, n), lw=2, label=f"Eq. (1), n = {n}")
@@ -63,7 +64,6 @@ def fig3_toy_model(
         ax.set_xlabel("true selection frequency s")
         ax.set_ylabel("density")
         ax.legend(fontsize="x-small")
-    fig.tight_layout()
     return fig
 
 
@@ -144,7 +144,7 @@ def fig5_naive(
     """
     votes_v2, s_v2, correct_best = np.asarray(votes_v2), np.asarray(s_v2), np.asarray(correct_best)
     n = votes_v2.shape[1]
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    fig, axes = subplots(1, 3, height=3.4)
     for m in sorted({2, min(10, n), n}):
         axes[0].hist(votes_v2[:, :m].mean(1), bins=np.linspace(-0.025, 1.025, 22), density=True,
                      histtype="step", lw=1.5, label=f"v2, m = {m}")  # fmt: skip
@@ -172,7 +172,6 @@ def fig5_naive(
     axes[2].set_ylabel("points")
     for ax in axes:
         ax.legend(fontsize="x-small")
-    fig.tight_layout()
     return fig
 
 
@@ -221,7 +220,7 @@ def fig6_estimates(
     >>> v1 = np.array([0.7, 0.8, 0.9])
     >>> est = {"jackknife": v1 - 0.05, "parametric": v1 - 0.04}
     >>> fig = fig6_estimates(v1, v1 - 0.1, est, v1 - 0.03, v1 - 0.07, v1 - 0.03, v1 - 0.06, v1 - 0.02, n_boot=100)
-    >>> [ax.get_title() for ax in fig.axes]
+    >>> [ax.get_title().replace(chr(10), " ") for ax in fig.axes]
     ['jackknife ± 1.96 SE (100-sample bootstrap over images and votes)', 'parametric ± 1.96 SE (100-sample bootstrap over images)']
     >>> plt.close("all")
     """
@@ -233,10 +232,10 @@ def fig6_estimates(
                 f"{int(outside.sum())} {col} estimate(s) lie outside their own interval; expected intervals "
                 "built around the estimates"
             )
-    fig, axes = plt.subplots(1, 2, figsize=(12, 5.5))
+    fig, axes = subplots(1, 2, height=4.2)
     panels = ((axes[0], "jackknife", jack_low, jack_high,
-               f"jackknife ± 1.96 SE ({n_boot}-sample bootstrap over images and votes)"),
-              (axes[1], "parametric", boot_low, boot_high, f"parametric ± 1.96 SE ({n_boot}-sample bootstrap over images)"))  # fmt: skip
+               f"jackknife ± 1.96 SE\n({n_boot}-sample bootstrap over images and votes)"),
+              (axes[1], "parametric", boot_low, boot_high, f"parametric ± 1.96 SE\n({n_boot}-sample bootstrap over images)"))  # fmt: skip
     lo = min(np.min(acc_v2), np.min(acc_v1)) - 0.02
     for ax, col, low, high, title in panels:
         ax.plot(acc_v1, acc_v2, "o", ms=4, color="0.6", label="v2 observed")
@@ -248,7 +247,6 @@ def fig6_estimates(
         ax.set_ylabel("v2 accuracy")
         ax.set_title(title)
         ax.legend(fontsize="x-small", loc="upper left")
-    fig.tight_layout()
     return fig
 
 
@@ -284,8 +282,11 @@ def fig7_mixtures(
     """
     grid = np.linspace(0.001, 0.999, 400)
     bins = np.arange(annotators + 2) / annotators - 0.5 / annotators
-    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4))
-    for ax, (name, counts, s_true, mix) in zip(np.atleast_1d(axes), panels, strict=True):
+    rows, cols = wrap(len(panels))
+    fig, axes = subplots(rows, cols, height=3.4 * rows, squeeze=False)
+    for ax in axes.flat[len(panels) :]:
+        ax.remove()
+    for ax, (name, counts, s_true, mix) in zip(axes.flat, panels, strict=False):
         ax.hist(
             np.asarray(counts) / annotators,
             bins=bins,
@@ -302,7 +303,6 @@ def fig7_mixtures(
         ax.set_title(name)
         ax.set_xlabel("selection frequency")
         ax.legend(fontsize="x-small", loc="upper left")
-    fig.tight_layout()
     return fig
 
 
@@ -378,7 +378,7 @@ def fig12_jackknife_by_annotators(
     ax.set_xlabel("1 / n (n annotators)")
     ax.set_ylabel("jackknife-adjusted accuracy (%)")
     ax.set_title("crosses: ground truth at 1/n = 0")
-    ax.legend(fontsize="xx-small", ncol=2)
+    ax.legend(fontsize="x-small", ncol=2)
     fig.tight_layout()
     return fig
 
@@ -407,7 +407,7 @@ def fig13_14_sweeps(acc_v1: ArrayLike, acc_v2: ArrayLike, truth: ArrayLike, swee
     >>> plt.close(fig)
     """
     acc_v1, acc_v2, truth = (100 * np.asarray(v, dtype=float) for v in (acc_v1, acc_v2, truth))
-    fig, axes = plt.subplots(1, 2, figsize=(12, 5), sharey=True)
+    fig, axes = subplots(1, 2, height=4, sharey=True)
     lo = min(acc_v1.min(), acc_v2.min()) - 2
     for ax, key, title in ((axes[0], "annotators", "Figure 13: annotators"),
                            (axes[1], "components", "Figure 14: mixture components")):  # fmt: skip
@@ -421,5 +421,4 @@ def fig13_14_sweeps(acc_v1: ArrayLike, acc_v2: ArrayLike, truth: ArrayLike, swee
         ax.set_title(title)
         ax.legend(fontsize="x-small", loc="upper left")
     axes[0].set_ylabel("v2 accuracy (%)")
-    fig.tight_layout()
     return fig

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from .common import subplots
 from .linear_fits import fit_panel
 
 REFERENCE_STYLES = {"CIFAR-10": ("tab:orange", "--"), "ImageNet": ("tab:green", ":")}
@@ -40,7 +41,7 @@ def fit_with_references(table: pd.DataFrame, fits: dict, refs: dict) -> Figure:
     2
     >>> plt.close("all")
     """
-    fig, axes = plt.subplots(1, 2, figsize=(9, 4.2))
+    fig, axes = subplots(1, 2, height=4.2)
     x, y = table["acc_original"].to_numpy(float), table["acc_new"].to_numpy(float)
     ci_x = (table["acc_original_low"].to_numpy(float), table["acc_original_high"].to_numpy(float))
     ci_y = (table["acc_new_low"].to_numpy(float), table["acc_new_high"].to_numpy(float))
@@ -83,7 +84,7 @@ def matched_gaps(tables: dict) -> Figure:
     a1, a2 = tables["label_and_prob"], tables["prob"]
     order = a1.sort_values("acc_source").index
     pos = np.arange(len(order))
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 5.5), sharex=True, height_ratios=[2, 1])
+    fig, (top, bottom) = subplots(2, 1, height=5.5, sharex=True, height_ratios=[2, 1])
     w = 0.27
     top.bar(pos - w, 100 * a1.loc[order, "gap"], w, color="grey", label="accuracy gap")
     top.bar(pos, 100 * a1.loc[order, "matched_gap"], w, color="tab:blue", label="matched gap (Alg. 1)")
@@ -122,7 +123,7 @@ def selection_estimates(table: pd.DataFrame) -> Figure:
     """
     t = table.sort_values("acc_original")
     pos = np.arange(len(t))
-    fig, ax = plt.subplots(figsize=(9, 4))
+    fig, ax = subplots(height=4)
     ax.plot(pos, 100 * t["acc_original"], "o", color="black", label="original")
     ax.plot(pos, 100 * t["acc_new"], "s", color="grey", label="new")
     ax.plot(pos - 0.15, 100 * t["naive"], "v", color="tab:olive", label="naive (Eq. 4)")
@@ -198,8 +199,8 @@ def label_free(new: pd.DataFrame, unlabeled: pd.DataFrame) -> Figure:
     >>> plt.close("all")
     """
     methods = [c for c in new.columns if c != "truth"]
-    fig, axes = plt.subplots(
-        1, 2 if len(unlabeled) else 1, figsize=(9 if len(unlabeled) else 4.8, 4.2), squeeze=False
+    fig, axes = subplots(
+        1, 2 if len(unlabeled) else 1, height=4.2, width=1 if len(unlabeled) else 0.62, squeeze=False
     )
     ax = axes[0, 0]
     for m in methods:
