@@ -275,14 +275,6 @@ def test_regularisation_is_the_one_with_the_lowest_validation_error():
     assert _fitted(alphas=(1e4, 1e-3))[0].mlp_alpha == 1e4  # without validation meta-sets: the first
 
 
-def test_fill_missing_classes_adds_per_class_images():
-    support, labels = _outputs(300, seed=3)
-    inside, _ = _outputs(20, seed=4)
-    filled = ae.fill_missing_classes(inside, support, labels, 2, np.random.default_rng(0))
-    assert len(filled) == 20 + 2 * len(np.unique(labels))
-    assert np.array_equal(filled.logits[:20], inside.logits)
-
-
 # --- protocol --------------------------------------------------------------------------------
 
 
@@ -430,4 +422,76 @@ def test_feature_net_trains_and_exposes_features_and_rotation():
     assert out.logits.shape == (44, 10) and out.features.shape == (44, 64)
     assert out.rotation_correct.shape == (44,) and np.all(
         (out.rotation_correct >= 0) & (out.rotation_correct <= 1)
+    )
+
+
+# --- perturbed ID sources made for their data; exclusions per source; the threshold remedy ----------
+
+
+def test_a_severity_table_made_for_other_data_is_refused():
+    x = DIGITS[:6].astype(np.float32)
+    splits = {"test": (x, LABELS[:6])}
+    with pytest.raises(ValueError, match="made for the replication world, not for mnist"):
+        ae.id_source(splits, "test+fog@3", dataset="mnist")
+    ae.id_source(splits, "test", dataset="mnist")  # an unperturbed source needs no table
+    table = ae.SeverityTable("mnist", {"fog": [0.1] * 10}, "given")
+    images, _ = ae.id_source(splits, "test+fog@3", severity=table, dataset="mnist")
+    assert images.shape == x.shape and not np.array_equal(images, x)
+    with pytest.raises(ValueError, match="made for the mnist, not for replication world"):
+        ae.evaluation_sources(splits, ["test+fog@3"], [], 4, 16, severity=table)
+
+
+@pytest.mark.slow  # trains a small network
+def test_calibrated_levels_reach_their_targets_on_the_calibration_images():
+    """Level ℓ's strength is where the calibration model keeps 1 − 0.05 ℓ of its clean accuracy."""
+    x, y = DIGITS[::2].astype(np.float32), LABELS[::2]
+    net = ae.train_feature_net(x, y, epochs=4, batch_size=64, width=8, seed=1)
+    table = ae.calibrate_table(net, x, y, ["gaussian_noise", "motion_blur"], "world", points=16)
+    assert table.dataset == "world" and table.clean_accuracy > 0.3  # chance is 0.1
+    for name in ("gaussian_noise", "motion_blur"):
+        strengths, reached = np.array(table.strengths[name]), np.array(table.accuracy[name])
+        assert np.all(np.diff(strengths) >= 0)  # stronger at every level
+        targets = table.clean_accuracy * (1 - ae.shifts.STEP * np.arange(1, 11))
+        assert np.abs(reached[:3] - targets[:3]).max() < 0.08  # levels 1-3 on target, within grid error
+
+
+def test_severity_table_is_the_fixed_one_only_for_the_world():
+    world = data_splits.Data({}, "a world")
+    assert ae.severity_table(world, (DIGITS, LABELS), (DIGITS, LABELS), ["fog"]) is ae.WORLD_TABLE
+    mnist = data_splits.Data({}, "idx files", dataset="mnist")
+    x = DIGITS.astype(np.float32)
+    table = ae.severity_table(mnist, (x, LABELS), (x, LABELS), ["fog"], epochs=1, n_train=200, n_images=100)
+    assert table.dataset == "mnist" and set(table.strengths) == {"fog"} and 0 < table.clean_accuracy <= 1
+
+
+def test_exclusion_and_by_source_against_hand_counts():
+    est, *_ = _fitted()
+    out, labels = _outputs(200, correct_share=0.6, seed=5, scale=1.5)  # weaker logits: higher energies
+    tau = ae.energy_threshold(est.ref.energies, 99.5)
+    e = out.energies()
+    correct = out.logits.argmax(1) == labels
+    got = ae.exclusion(est, out, labels, 99.5)
+    assert 0 < got["excluded_share"] < 1
+    assert got["excluded_share"] == pytest.approx(np.mean(e > tau))
+    assert got["excluded_accuracy"] == pytest.approx(correct[e > tau].mean())
+    ood_out, _ = _outputs(100, seed=6, scale=0.0)
+    f = ae.evaluate(est, {"a": out}, {"a": labels}, {"n": ood_out}, set_size=100, ood_share=0.1, percentile=99.5,
+                    repeats=3)  # fmt: skip
+    t = ae.by_source(f, est, {"a": out}, {"a": labels}, 99.5, names={"a": "clean"})
+    assert list(t.index) == ["clean"]
+    assert t.loc["clean", "autoeval"] == pytest.approx(ae.rmse(f["autoeval"], f["truth"]))
+    assert t.loc["clean", "ood_aware_bias"] == pytest.approx(
+        100 * (f["autoeval_energy_ood"] - f["truth"]).mean()
+    )
+
+
+def test_a_threshold_read_off_higher_energies_excludes_no_more():
+    est, *_ = _fitted()
+    out, labels = _outputs(300, correct_share=0.7, seed=7)
+    high = ae.threshold_from(est, est.ref.energies + 3.0)
+    assert high.is_id(out).sum() >= est.is_id(out).sum()
+    assert high.predict_mlp(out) == est.predict_mlp(out)  # only the threshold changes
+    assert (
+        ae.exclusion(high, out, labels, 99.5)["excluded_share"]
+        <= ae.exclusion(est, out, labels, 99.5)["excluded_share"]
     )

@@ -46,6 +46,30 @@ def test_ood_autoeval_smoke_results(built_book):
     assert set(res["detector_auroc"]) == {"natural_patches", "letters", "textures"}
     assert res["pools"]["base_digit_overlap"] == {"meta": 0, "validation": 0}
     assert len(res["claims"]) >= 6 and all(isinstance(c["holds"], bool) for c in res["claims"])
+    _check_by_source(res, ["v1", "matchedfrequency", "v1+fog@3"])
+    assert res["id_shift_severity"]["made_for"] == "replication world"
+
+
+def _check_by_source(res, id_sources):
+    """Table 1 per ID source, the ID accuracies and the remedy, as the chapter records them."""
+    rows = ["clean", *id_sources[1:]]
+    assert set(res["id_sources"]) == set(id_sources) and all(0 <= a <= 1 for a in res["id_sources"].values())
+    assert res["clean_source"] == id_sources[0]
+    for key in ("table1_by_source", "table2_by_source"):
+        table = res[key]
+        assert set(table) == set(rows)
+        for row in table.values():
+            assert {"autoeval", "autoeval_energy_ood", "excluded_share", "excluded_accuracy"} <= set(row)
+            assert 0 <= row["excluded_share"] <= 1
+    assert set(res["remedy"]) == {
+        "autoeval_energy_ood",
+        "autoeval_energy_ood_meta_tau",
+        "excluded_share",
+        "ood_kept",
+    }
+    paper = res["remedy"]["autoeval_energy_ood"]
+    assert paper["all sets"] == pytest.approx(res["rmse_at_10pct_ood"]["autoeval_energy_ood"])
+    assert {r: paper[r] for r in rows} == {r: res["table1_by_source"][r]["autoeval_energy_ood"] for r in rows}
 
 
 @pytest.mark.slow
@@ -70,6 +94,11 @@ def test_ood_autoeval_default_findings(default_project):
     rmse = res["rmse_at_10pct_ood"]
     assert rmse["autoeval_energy_ood"] < rmse["autoeval"]
     assert rmse["autoeval_energy_ood"] < min(v for k, v in rmse.items() if not k.startswith("autoeval"))
+    assert min(res["id_sources"].values()) >= 0.4
+    by = res["table1_by_source"]
+    assert by["clean"]["autoeval_energy_ood"] < by["clean"]["autoeval"]  # the paper's Table 1 setting
+    shifted = max(("v1+fog@3", "v1+gaussian_noise@3"), key=lambda s: by[s]["excluded_share"])
+    assert by[shifted]["excluded_share"] > by["clean"]["excluded_share"] and by[shifted]["ood_aware_bias"] < 0
     shares = res["ood_share_sweep"]
     gain = {float(s): row["autoeval"] - row["autoeval_energy_ood"] for s, row in shares.items()}
     assert gain[0.4] > gain[0.1] > 0
@@ -102,6 +131,7 @@ def test_ood_autoeval_runs_on_mnist_and_fashion_mnist_idx_files(tmp_path):
     assert set(res["unseen_transforms"]) == {"test-A (cutout)", "test-B (shear + contrast)"}
     assert 0 <= res["rmse_at_10pct_ood"]["autoeval_energy_ood"] <= 100
     assert "fashion-mnist" in res["detector_auroc"]
+    _check_by_source(res, ["test", "test+fog@3"])
 
 
 @pytest.mark.slow
@@ -119,6 +149,9 @@ def test_ood_autoeval_real_set_on_the_published_mnist_and_fashion_mnist(tmp_path
     assert res["pools"]["base_digit_overlap"]["validation"] < 10  # MNIST has almost no duplicate images
     assert res["clean_bias"] and len(res["claims"]) >= 6
     assert 0.5 < res["detector_auroc"]["fashion-mnist"] <= 1
+    assert res["id_shift_severity"]["made_for"] == "mnist"  # calibrated on MNIST, not the world's table
+    assert min(res["id_sources"].values()) >= 0.4, res["id_sources"]
+    _check_by_source(res, ["test", "test+fog@3", "test+gaussian_noise@3", "test+motion_blur@3"])
 
 
 @pytest.mark.slow

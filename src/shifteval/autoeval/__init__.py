@@ -11,7 +11,8 @@ representation of that set; Zhu et al. first remove the images an energy-based O
 - :mod:`.detector` — the outlier-exposure detector (Liu et al., Eq. 9);
 - :mod:`.estimators` — AutoEval and every baseline;
 - :mod:`.pools` — held-out pools, ID sources and the unseen transformations;
-- :mod:`.protocol` — mixing, the RMSE tables and sweeps;
+- :mod:`.shifts` — the perturbed ID sources' severities, made for the data they perturb;
+- :mod:`.protocol` — mixing, the RMSE tables (overall and per ID source), sweeps and the threshold's exclusions;
 - :mod:`.backbone` — preparation and caching (I/O only);
 - :mod:`.streams` — every random stream from one seed.
 
@@ -40,7 +41,6 @@ from .estimators import (
     METHODS,
     AutoEval,
     atc_threshold,
-    fill_missing_classes,
     fit,
     fit_temperature,
     negative_entropy,
@@ -70,13 +70,17 @@ from .pools import (
     unseen_transforms,
 )
 from .protocol import (
+    by_source,
     clean_bias,
+    compare_thresholds,
     detection_table,
     evaluate,
+    exclusion,
     meta_validation,
     mix,
     rmse_table,
     share_sweep,
+    threshold_from,
     threshold_sweep,
 )
 from .representation import (
@@ -86,6 +90,14 @@ from .representation import (
     reference,
     representation,
 )
+from .shifts import (
+    WORLD_TABLE,
+    SeverityTable,
+    calibrate_table,
+    check_table,
+    perturbations,
+    severity_table,
+)
 from .streams import (
     PURPOSES,
     sequence,
@@ -94,17 +106,17 @@ from .streams import (
 )
 
 __all__ = [
-    "METHOD_LABELS",
-    "METHODS",
-    "PURPOSES",
-    "TRANSFORMS",
     "affine",
     "atc_threshold",
     "auroc",
     "AutoEval",
     "Backbone",
+    "by_source",
+    "calibrate_table",
     "check_images",
+    "check_table",
     "clean_bias",
+    "compare_thresholds",
     "compute_outputs",
     "cutout",
     "default_margins",
@@ -113,8 +125,8 @@ __all__ = [
     "energy_threshold",
     "evaluate",
     "evaluation_sources",
+    "exclusion",
     "feature_net",
-    "fill_missing_classes",
     "fit",
     "fit_temperature",
     "frechet_distance",
@@ -122,12 +134,16 @@ __all__ = [
     "meta_dataset",
     "meta_targets",
     "meta_validation",
+    "METHOD_LABELS",
+    "METHODS",
     "mix",
     "negative_entropy",
     "Outputs",
+    "perturbations",
     "Pools",
     "prepare",
     "prepare_backbone",
+    "PURPOSES",
     "Reference",
     "reference",
     "representation",
@@ -135,15 +151,20 @@ __all__ = [
     "rmse_table",
     "rotate",
     "sequence",
+    "severity_table",
+    "SeverityTable",
     "share_sweep",
     "shear_contrast",
     "state_bytes",
     "stream",
     "stream_seed",
+    "threshold_from",
     "threshold_sweep",
     "train_detector",
     "train_feature_net",
     "training_pools",
     "transform_set",
+    "TRANSFORMS",
     "unseen_transforms",
+    "WORLD_TABLE",
 ]

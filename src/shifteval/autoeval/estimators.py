@@ -152,52 +152,6 @@ def atc_threshold(scores: ArrayLike, correct: ArrayLike) -> float:
     return float(np.quantile(scores, error)) if error > 0 else float(scores.min())
 
 
-def fill_missing_classes(
-    inside: Outputs, support: Outputs, support_labels: ArrayLike, per_class: int, rng: np.random.Generator
-) -> Outputs:
-    """Add ``per_class`` held-out ID images of every class to a test set's ID part (§3.5, last paragraph).
-
-    A class missing from the test set (or nearly so) then does not distort the representation.
-
-    Parameters
-    ----------
-    inside : Outputs
-        The test set's images judged ID.
-    support : Outputs
-        Labeled held-out ID images (the validation pool).
-    support_labels : array_like
-        Their classes.
-    per_class : int
-        Images added per class present in ``support_labels`` (drawn without replacement).
-    rng : numpy.random.Generator
-        Draws the added images.
-
-    Returns
-    -------
-    Outputs
-        ``inside`` followed by the added images.
-
-    Raises
-    ------
-    ValueError
-        If ``per_class`` is negative (or exceeds a class's images).
-
-    Examples
-    --------
-    >>> from shifteval.autoeval.network import Outputs
-    >>> inside = Outputs(np.zeros((2, 3)), np.zeros((2, 2)))
-    >>> support = Outputs(np.arange(18.0).reshape(6, 3), np.ones((6, 2)))
-    >>> out = fill_missing_classes(inside, support, [0, 0, 1, 1, 2, 2], 1, np.random.default_rng(0))
-    >>> len(out), out.logits[2:, 0].tolist()  # one image of each class
-    (5, [3.0, 9.0, 15.0])
-    """
-    labels = np.asarray(support_labels)
-    if per_class < 0:
-        raise ValueError(f"per_class must be non-negative, got {per_class}")
-    picks = [rng.choice(np.flatnonzero(labels == c), per_class, replace=False) for c in np.unique(labels)]
-    return Outputs.concatenate([inside, support.subset(np.concatenate(picks))])
-
-
 class _Regressor(Protocol):  # a fitted scikit-learn regressor
     def predict(self, x: ArrayLike, /) -> np.ndarray: ...
 

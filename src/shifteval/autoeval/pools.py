@@ -15,8 +15,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..datasets.ood import OOD_SOURCES, ood_images, ood_images_from_files
-from ..datasets.splits import Data
+from ..datasets.splits import WORLD, Data
 from .metadataset import cutout, shear_contrast
+from .shifts import WORLD_TABLE, SeverityTable, check_table
 from .streams import stream, stream_seed
 
 
@@ -92,7 +93,9 @@ def training_pools(data: Data, holdout_fraction: float = 0.3, seed: int = 0) -> 
     )
 
 
-def id_source(splits: dict, name: str, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def id_source(
+    splits: dict, name: str, seed: int = 0, severity: SeverityTable | None = None, dataset: str = WORLD
+) -> tuple[np.ndarray, np.ndarray]:
     """Images and labels of an ID source.
 
     Parameters
@@ -104,6 +107,11 @@ def id_source(splits: dict, name: str, seed: int = 0) -> tuple[np.ndarray, np.nd
         ``+<perturbation>@<level>`` (e.g. ``v1+fog@3``, :mod:`shifteval.corruptions`).
     seed : int
         The chapter's seed (the perturbation's stream).
+    severity : SeverityTable, optional
+        The perturbations' strengths (default :data:`~shifteval.autoeval.shifts.WORLD_TABLE`).
+    dataset : str
+        What the splits are (:attr:`shifteval.datasets.splits.Data.dataset`); a perturbed source needs a
+        table made for it.
 
     Returns
     -------
@@ -113,7 +121,7 @@ def id_source(splits: dict, name: str, seed: int = 0) -> tuple[np.ndarray, np.nd
     Raises
     ------
     ValueError
-        For an unknown split or a malformed perturbation.
+        For an unknown split, a malformed perturbation, or a severity table made for other data.
 
     Examples
     --------
@@ -134,7 +142,11 @@ def id_source(splits: dict, name: str, seed: int = 0) -> tuple[np.ndarray, np.nd
             raise ValueError(
                 f"ID source {name!r}: write a perturbation as '+<name>@<level>', e.g. 'v1+fog@3'"
             )
-        images = corruptions.corrupt(images, pname, int(level), stream_seed(seed, "id_perturbation", name))
+        table = WORLD_TABLE if severity is None else severity
+        check_table(table, dataset)
+        images = corruptions.corrupt(
+            images, pname, int(level), stream_seed(seed, "id_perturbation", name), table.strengths
+        )
     return np.asarray(images, np.float32), labels
 
 
@@ -176,6 +188,8 @@ def evaluation_sources(
     side: int,
     seed: int = 0,
     ood_dirs: dict | None = None,
+    severity: SeverityTable | None = None,
+    dataset: str = WORLD,
 ) -> tuple[dict, dict]:
     """The ID and OOD sources the test sets are mixed from (§4.1).
 
@@ -196,6 +210,8 @@ def evaluation_sources(
     ood_dirs : dict of str -> path, optional
         Real OOD sources: dataset name (``fashion-mnist``, ``mnist``) -> folder of its idx files, read by
         :func:`shifteval.datasets.ood.ood_images_from_files`; they follow the synthetic ones.
+    severity, dataset
+        As in :func:`id_source`.
 
     Returns
     -------
@@ -205,7 +221,8 @@ def evaluation_sources(
     Raises
     ------
     ValueError
-        For an unknown synthetic OOD source (the message lists the valid ones) or ID source.
+        For an unknown synthetic OOD source (the message lists the valid ones) or ID source, or a severity
+        table made for other data.
 
     Examples
     --------
@@ -221,7 +238,7 @@ def evaluation_sources(
     unknown = sorted(set(ood_names) - set(OOD_SOURCES))
     if unknown:
         raise ValueError(f"unknown OOD source(s) {unknown}; valid: {', '.join(OOD_SOURCES)}")
-    id_data = {name: id_source(splits, name, seed) for name in id_names}
+    id_data = {name: id_source(splits, name, seed, severity, dataset) for name in id_names}
     ood_data = {s: ood_images(s, n_ood, side, stream(seed, "ood_source", s)) for s in ood_names}
     ood_data |= {
         s: ood_images_from_files(s, folder, n_ood, side, stream(seed, "ood_source", s))

@@ -8,6 +8,7 @@ labeled splits in :mod:`shifteval.datasets.splits`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -443,3 +444,165 @@ def meta_validation(est: AutoEval, backbone: Any) -> tuple[dict, dict]:
         "pred_mlp": pred_mlp, "pred_lin": pred_lin, "rmse_mlp": summary["mlp"], "rmse_lin": summary["linear_fd"],
     }  # fmt: skip
     return summary, regression
+
+
+def exclusion(est: AutoEval, outputs: Outputs, labels: ArrayLike, percentile: float) -> dict:
+    """What the energy threshold does to a whole ID source: how much it excludes, and what it excludes.
+
+    §3.5 counts every excluded image as misclassified; an excluded ID image the classifier got right is
+    an error the estimate invents.
+
+    Parameters
+    ----------
+    est : AutoEval
+        The fitted estimators (their threshold).
+    outputs, labels : Outputs, array_like
+        The ID source.
+    percentile : float
+        The threshold's percentile.
+
+    Returns
+    -------
+    dict
+        ``accuracy`` (the classifier's, whole source), ``excluded_share`` and ``excluded_accuracy`` (the
+        classifier's accuracy on the excluded images; NaN when none is excluded).
+
+    Examples
+    --------
+    >>> from shifteval.autoeval.representation import Reference
+    >>> est = AutoEval(Reference(np.zeros(2), np.eye(2), np.zeros(9)), None, None, (0, 0), 1, 1, 1, -1)
+    >>> o = Outputs(np.eye(3)[[0, 1, 2, 0]], np.zeros((4, 2)), energy=np.array([-1.0, 1.0, 1.0, -1.0]))
+    >>> exclusion(est, o, [0, 1, 0, 0], 99.5)  # τ = 0: images 1 and 2 excluded, one of them right
+    {'accuracy': 0.75, 'excluded_share': 0.5, 'excluded_accuracy': 0.5}
+    """
+    correct = outputs.logits.argmax(1) == np.asarray(labels)
+    excluded = ~est.is_id(outputs, percentile)
+    return {
+        "accuracy": float(correct.mean()),
+        "excluded_share": float(excluded.mean()),
+        "excluded_accuracy": float(correct[excluded].mean()) if excluded.any() else float("nan"),
+    }
+
+
+def by_source(
+    frame: pd.DataFrame,
+    est: AutoEval,
+    outputs: dict,
+    labels: dict,
+    percentile: float,
+    names: dict | None = None,
+    methods: Sequence[str] = METHODS,
+) -> pd.DataFrame:
+    """Table 1 per ID source: every method's RMSE over the source's test sets, and what the detector excludes.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        From :func:`evaluate`.
+    est : AutoEval
+        The fitted estimators.
+    outputs, labels : dict of str -> Outputs / labels
+        The ID sources' outputs and labels.
+    percentile : float
+        The threshold's percentile.
+    names : dict of str -> str, optional
+        Row names for some sources (e.g. the clean one as ``clean``).
+    methods : sequence of str
+        Methods to tabulate (those absent from ``frame`` are skipped).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per ID source: a column per method (RMSE, points), then ``excluded_share`` and
+        ``excluded_accuracy`` (:func:`exclusion`) and ``ood_aware_bias`` (mean signed error of
+        ``autoeval_energy_ood``, points).
+
+    Examples
+    --------
+    >>> from sklearn.dummy import DummyRegressor; from shifteval.autoeval.representation import Reference
+    >>> c = DummyRegressor(strategy="constant", constant=0.8).fit([[0.0]], [0.8])
+    >>> est = AutoEval(Reference(np.zeros(2), np.eye(2), np.zeros(9)), c, c, (0.0, 0.0), 1.0, 1.0, 1.0, -1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> def outs(e):
+    ...     return Outputs(rng.normal(size=(40, 3)), rng.normal(size=(40, 2)), rng.random(40) < 0.5, np.full(40, e))
+    >>> v1, noise = outs(-1.0), outs(1.0)
+    >>> y = v1.logits.argmax(1)
+    >>> f = evaluate(est, {"v1": v1}, {"v1": y}, {"noise": noise}, set_size=20, ood_share=0.25,
+    ...              percentile=99.5, repeats=2)
+    >>> t = by_source(f, est, {"v1": v1}, {"v1": y}, 99.5, names={"v1": "clean"})
+    >>> t.loc["clean", ["autoeval", "autoeval_energy_ood", "excluded_share"]].round(2).tolist()
+    [5.0, 15.0, 0.0]
+    """
+    rows = {}
+    for s, g in frame.groupby("id", sort=False):
+        row: dict[str, Any] = {m: rmse(g[m], g["truth"]) for m in methods if m in g}
+        row |= {k: v for k, v in exclusion(est, outputs[s], labels[s], percentile).items() if k != "accuracy"}
+        row["ood_aware_bias"] = float(100 * (g["autoeval_energy_ood"] - g["truth"]).mean())
+        rows[(names or {}).get(s, s)] = row
+    return pd.DataFrame(rows).T
+
+
+def threshold_from(est: AutoEval, energies: ArrayLike) -> AutoEval:
+    """The same estimators with the energy threshold read off other energies (not the training images').
+
+    Parameters
+    ----------
+    est : AutoEval
+        The fitted estimators.
+    energies : array_like
+        The energies whose percentile becomes τ (e.g. the meta-sets' images, passed through the detector).
+
+    Returns
+    -------
+    AutoEval
+        A copy; only :attr:`AutoEval.ref`'s ``energies`` differ, so only the OOD-aware estimate changes.
+
+    Examples
+    --------
+    >>> from shifteval.autoeval.representation import Reference
+    >>> est = AutoEval(Reference(np.zeros(2), np.eye(2), np.zeros(9)), None, None, (0, 0), 1, 1, 1, -1)
+    >>> o = Outputs(np.eye(2), np.zeros((2, 2)), energy=np.array([0.5, 2.0]))
+    >>> est.is_id(o).tolist(), threshold_from(est, [1.0] * 9).is_id(o).tolist()
+    ([False, False], [True, False])
+    """
+    return replace(est, ref=replace(est.ref, energies=np.asarray(energies, float)))
+
+
+def compare_thresholds(
+    frame: pd.DataFrame, table: pd.DataFrame, alt_frame: pd.DataFrame, alt_table: pd.DataFrame, name: str
+) -> dict:
+    """The OOD-aware estimate under the paper's threshold and under another one, per ID source.
+
+    Parameters
+    ----------
+    frame, table : pandas.DataFrame
+        :func:`evaluate` and :func:`by_source` with the paper's threshold.
+    alt_frame, alt_table : pandas.DataFrame
+        The same with the other threshold (:func:`threshold_from`).
+    name : str
+        The other threshold's method name.
+
+    Returns
+    -------
+    dict
+        ``autoeval_energy_ood`` and ``name``: RMSE per ID source and over ``all sets``;
+        ``excluded_share``: per method, per ID source; ``ood_kept``: per method, the mean share of OOD
+        images kept.
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"id": "a", "truth": [0.5, 0.7], "autoeval_energy_ood": [0.5, 0.5], "ood_kept": [0.0, 0.2]})
+    >>> t = pd.DataFrame({"autoeval_energy_ood": [14.14], "excluded_share": [0.1]}, index=["a"])
+    >>> r = compare_thresholds(f, t, f, t, "other")
+    >>> r["other"]["a"], round(r["other"]["all sets"], 2), r["ood_kept"]
+    (14.14, 14.14, {'autoeval_energy_ood': 0.1, 'other': 0.1})
+    """
+    out: dict[str, Any] = {"excluded_share": {}, "ood_kept": {}}
+    for method, f, t in (("autoeval_energy_ood", frame, table), (name, alt_frame, alt_table)):
+        out[method] = {
+            **t["autoeval_energy_ood"].to_dict(),
+            "all sets": rmse(f["autoeval_energy_ood"], f["truth"]),
+        }
+        out["excluded_share"][method] = t["excluded_share"].to_dict()
+        out["ood_kept"][method] = float(f["ood_kept"].mean())
+    return out

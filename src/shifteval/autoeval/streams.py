@@ -24,6 +24,7 @@ PURPOSES = {
     "test_mix": 9,
     "unseen": 10,
     "regressor": 11,
+    "calibration": 12,
 }
 
 

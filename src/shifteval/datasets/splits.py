@@ -15,19 +15,25 @@ import numpy as np
 if TYPE_CHECKING:
     from .world import World
 
+#: :attr:`Data.dataset` of the replication world.
+WORLD = "replication world"
+
 
 @dataclass
 class Data:
     """The labeled splits a chapter draws from and where they come from.
 
     ``splits`` maps a split name to ``(images, labels)`` (float32 in [0, 1]); ``world`` and
-    ``train_index`` locate the training images in the replication world (``None`` for real data).
+    ``train_index`` locate the training images in the replication world (``None`` for real data);
+    ``dataset`` names the kind of data (:data:`WORLD` or ``"mnist"``), which decides what a table made for
+    one kind of data (e.g. perturbation severities) may be applied to.
     """
 
     splits: dict
     label: str
     world: World | None = None
     train_index: np.ndarray | None = None
+    dataset: str = WORLD
 
 
 def load_data(
@@ -78,7 +84,7 @@ def load_data(
         for s in ("train", "test"):
             images, labels = real.load("mnist", data_dir, s)
             splits[s] = (np.asarray(images, dtype=np.float32) / 255.0, labels)
-        return Data(splits, f"MNIST idx files in {data_dir}")
+        return Data(splits, f"MNIST idx files in {data_dir}", dataset="mnist")
     raise ValueError(f"dataset must be None (the replication world) or 'mnist', got {dataset!r}")
 
 
