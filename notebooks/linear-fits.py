@@ -147,7 +147,7 @@ R.claim(
 # ```{glue:figure} linear-fits-paper-fig1
 # :name: fig-linear-fits-paper-fig1
 #
-# **Figure 1.** New against original accuracy, one point per model, with 95% Clopper–Pearson error bars
+# **New against original accuracy.** New against original accuracy, one point per model, with 95% Clopper–Pearson error bars
 # (from the paper's tables). The dashed line is $y = x$: a model without any drop would sit on it. The red
 # line is the least-squares fit and the shaded band its pointwise 95% bootstrap region. On ImageNet the
 # 64 convolutional networks, as in the paper.
@@ -316,7 +316,7 @@ mf1, ti1 = table2["matchedfrequency"]["top1"], table2["topimages"]["top1"]
 # ```{glue:figure} linear-fits-table2
 # :name: tbl-linear-fits-table2
 #
-# **Table 2 of the paper.** Average accuracy change (new − original, points) over all 67 models for each
+# **Accuracy change per test set.** Average accuracy change (new − original, points) over all 67 models for each
 # sampling strategy, ours beside the paper's, and the average selection frequency of each new test set
 # (quoted: it comes from the MTurk annotations, not from the tables).
 # ```
@@ -382,7 +382,7 @@ others = [k for k in key12 if "topimages" not in k]
 # ```{glue:figure} linear-fits-paper-fig12
 # :name: fig-linear-fits-paper-fig12
 #
-# **Figure 12 (its top row contains Figure 2).** Top-1 (top row) and top-5 (bottom row) accuracy on the
+# **Linear fits on every test set.** Top-1 (top row) and top-5 (bottom row) accuracy on the
 # three new test sets against the original validation set, 64 convolutional networks, with the linear fit
 # and its 95% bootstrap band. {numref}`tbl-linear-fits-strategies` gives each fit.
 # ```
@@ -464,7 +464,7 @@ for scale in linfit.SCALES:
 # ```{glue:figure} linear-fits-paper-fig6
 # :name: fig-linear-fits-paper-fig6
 #
-# **Figure 6.** Left, a linear fit through all 67 ImageNet models (top-1, MatchedFrequency); right, the
+# **One fit for all models, or one per model family.** Left, a linear fit through all 67 ImageNet models (top-1, MatchedFrequency); right, the
 # same data on probit axes (tick labels are still accuracies in percent). The three Fisher-vector models
 # are hollow; they are part of both fits. The root-mean-square residual is
 # {glue:md}`linear-fits-fig6-rms-linear` points on linear axes and {glue:md}`linear-fits-fig6-rms-probit`
@@ -503,7 +503,7 @@ r13 = min(fits[k].r for k in key13)
 # ```{glue:figure} linear-fits-paper-fig13
 # :name: fig-linear-fits-paper-fig13
 #
-# **Figure 13.** As Figure 12 on probit axes, with all 67 models: the three Fisher-vector models (hollow)
+# **Linear fits on probit axes.** As {numref}`fig-linear-fits-paper-fig12` on probit axes, with all 67 models: the three Fisher-vector models (hollow)
 # are part of every fit. {numref}`tbl-linear-fits-fig13` gives the fits.
 # ```
 #
@@ -543,7 +543,7 @@ rs_c, rs_i = rank_summary["recht2019_cifar10"], rank_summary["recht2019_imagenet
 # ```{glue:figure} linear-fits-paper-table14
 # :name: fig-linear-fits-paper-table14
 #
-# **Rank changes of Table 14.** Each point is a model at (original rank, new rank) as printed; the dashed
+# **Rank changes.** Each point is a model at (original rank, new rank) as printed; the dashed
 # diagonal means "same place", colour shows how far a model moved, and the models that moved most are
 # labelled.
 # ```

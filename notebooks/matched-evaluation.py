@@ -141,7 +141,7 @@ if "topimages" in targets:
 # ```{glue:figure} matched-evaluation-paper-fig1
 # :name: fig-matched-evaluation-paper-fig1
 #
-# **Figure 1 analog.** One pair of points per model (joined by a grey line): circles on the source set,
+# **Source against target accuracy.** One pair of points per model (joined by a grey line): circles on the source set,
 # squares on the target set; the dashed line is perfect calibration.
 # ```
 
@@ -161,14 +161,14 @@ viz.figure("matched-evaluation-paper-fig6", viz.matched_evaluation.fig3_matched_
 # ```{glue:figure} matched-evaluation-paper-fig3
 # :name: fig-matched-evaluation-paper-fig3
 #
-# **Figures 3/4 analogs (Algorithm 1: same predicted label and probability).** Layout as in
+# **Matched accuracy, Algorithm 1 (same predicted label and probability).** Layout as in
 # {numref}`fig-matched-evaluation-paper-fig6`.
 # ```
 #
 # ```{glue:figure} matched-evaluation-paper-fig6
 # :name: fig-matched-evaluation-paper-fig6
 #
-# **Figures 6/7 analogs (Algorithm 2: probability only).** One row per target set. Left: for every model
+# **Matched accuracy, Algorithm 2 (probability only).** One row per target set. Left: for every model
 # (sorted by source accuracy), accuracy on the full source and target sets (solid) and on the matched
 # subsets (dashed). Right: the accuracy gap and the matched gap (bars) and the fraction of target examples
 # left unmatched (black line).
@@ -320,7 +320,7 @@ R.say(
 # ```{glue:figure} matched-evaluation-paper-fig5
 # :name: fig-matched-evaluation-paper-fig5
 #
-# **Figures 5/8 analogs.** Top: reliability diagrams; the dashed diagonal is perfect calibration, marker
+# **Calibration of the source and target sets.** Top: reliability diagrams; the dashed diagonal is perfect calibration, marker
 # size shows how many examples a bin holds. Bottom: densities of the predicted probability. The matched
 # source and matched target subsets have, by construction, predicted probabilities within ε of each other
 # pair by pair, so their reliability curves can be compared directly.

@@ -210,7 +210,7 @@ viz.figure("mlm-paper-fig1-2", viz.mlm.fig1_2_confusion_and_mlm(cm, M_perturbed,
 # ```{glue:figure} mlm-paper-fig1-2
 # :name: fig-mlm-paper-fig1-2
 #
-# **Figures 1 and 2.** Top left: confusion matrix of the clean test set (counts). Top right: the misclassification likelihood matrix over all perturbed test outputs (twelve perturbations, ten levels). Bottom: the same matrix on the clean test set. Rows sum to 1, zero diagonal.
+# **Confusion matrix and misclassification likelihood matrix.** Top left: confusion matrix of the clean test set (counts). Top right: the misclassification likelihood matrix over all perturbed test outputs (twelve perturbations, ten levels). Bottom: the same matrix on the clean test set. Rows sum to 1, zero diagonal.
 # ```
 #
 # §4.5 compares its Figure 2 with Figure 1 on three points: the *cluster of zeros* in the confusion
@@ -313,7 +313,7 @@ R.claim(
 # ```{glue:figure} mlm-paper-table1
 # :name: tbl-mlm-paper-table1
 #
-# **Table 1 analog.** Euclidean distance each class centroid moved under k-means: clustering the correctly classified training outputs (our reading), clustering all training outputs (the other reading), and the paper's on MNIST.
+# **How far the class centroids move.** Euclidean distance each class centroid moved under k-means: clustering the correctly classified training outputs (our reading), clustering all training outputs (the other reading), and the paper's on MNIST.
 # ```
 
 # %% [markdown]
@@ -344,7 +344,7 @@ R.claim(
 # ```{glue:figure} mlm-paper-fig3-4
 # :name: fig-mlm-paper-fig3-4
 #
-# **Figures 3 and 4.** Two correctly classified training images chosen as described above. Top: softmax outputs; bottom: distance to every centroid.
+# **Two training images: softmax and centroid distances.** Two correctly classified training images chosen as described above. Top: softmax outputs; bottom: distance to every centroid.
 # ```
 
 # %% [markdown]
@@ -451,7 +451,7 @@ R.say(
 # ```{glue:figure} mlm-paper-fig5-7
 # :name: fig-mlm-paper-fig5-7
 #
-# **Figures 5 and 7.** Top: the evaluated model's accuracy against perturbation level for each perturbation, their mean (black) and the calibration target (dashed); dotted: clean accuracy. Bottom: the same accuracies as a heatmap.
+# **Accuracy under perturbation.** Top: the evaluated model's accuracy against perturbation level for each perturbation, their mean (black) and the calibration target (dashed); dotted: clean accuracy. Bottom: the same accuracies as a heatmap.
 # ```
 #
 # ## One digit through every level (Figure 6)
@@ -469,7 +469,7 @@ viz.figure("mlm-paper-fig6", fig)
 # ```{glue:figure} mlm-paper-fig6
 # :name: fig-mlm-paper-fig6
 #
-# **Figure 6.** One test image under increasing levels of one perturbation (top) and its softmax output at each level (bottom; red: the true class).
+# **One digit through every level.** One test image under increasing levels of one perturbation (top) and its softmax output at each level (bottom; red: the true class).
 # ```
 
 # %% [markdown]

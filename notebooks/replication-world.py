@@ -281,7 +281,7 @@ viz.table("replication-world-table2", zoo.table2(changes, freq))
 # ```{glue:figure} replication-world-table2
 # :name: tbl-replication-world-table2
 #
-# **This world's Table 2**: mean accuracy change per replicated set (points), the share of models that
+# **Accuracy change per test set in this world**: mean accuracy change per replicated set (points), the share of models that
 # lost accuracy, and the mean observed and true selection frequencies.
 # ```
 

@@ -120,7 +120,7 @@ R.say(toy_simulation_matches_eq1, toy_v2_shifted)
 # ```{glue:figure} selection-bias-paper-fig3
 # :name: fig-selection-bias-paper-fig3
 #
-# **Figure 3 analog.** Left: the closed form (line) against a Monte-Carlo run of the rejection sampler
+# **Observed against true selection frequency.** Left: the closed form (line) against a Monte-Carlo run of the rejection sampler
 # (bars), with the two Beta distributions it mixes. Right: the v2 density of Eq. (1) for more and more
 # annotators, approaching $p_1$ as $n$ grows.
 # ```
@@ -155,7 +155,7 @@ viz.figure(
 # ```{glue:figure} selection-bias-paper-fig4
 # :name: fig-selection-bias-paper-fig4
 #
-# **Figure 4 analog.** Histograms of the fresh observed frequencies of v1 and of MatchedFrequency — the
+# **Fresh observed frequencies of v1 and MatchedFrequency.** Histograms of the fresh observed frequencies of v1 and of MatchedFrequency — the
 # paper's Figure 4 on ImageNet, where v2 was matched on one round of votes and re-measured with another.
 # ```
 
@@ -268,7 +268,7 @@ R.say(naive_error_shrinks, naive_error_not_linear)
 # ```{glue:figure} selection-bias-paper-fig5
 # :name: fig-selection-bias-paper-fig5
 #
-# **Figure 5 analog.** Left: v2's observed frequencies with more and more annotators, and the true
+# **More annotators per image.** Left: v2's observed frequencies with more and more annotators, and the true
 # distribution (shaded). Middle: the best model's accuracy conditioned on the observed and on the true
 # frequency. Right: the naive estimator's error against the world's ground truth (mean over models) and
 # the least-squares line in $1/m$ (ours). The paper's Figure 5 shows v1's observed frequencies (Eq. 5) on the
@@ -387,7 +387,7 @@ R.say(
 # ```{glue:figure} selection-bias-paper-fig6
 # :name: fig-selection-bias-paper-fig6
 #
-# **Figure 6 analog.** v1 accuracy against v2 accuracy for every model of the zoo: observed (grey),
+# **Naive and adjusted v2 accuracy.** v1 accuracy against v2 accuracy for every model of the zoo: observed (grey),
 # adjusted by each estimator (blue, with 95% intervals: the estimate ± 1.96 standard errors of a bootstrap over
 # images and votes for the jackknife, over images for the parametric estimate) and the world's ground truth (red crosses).
 # {numref}`tbl-selection-bias-slopes` gives the slopes of linear fits through each version; Engstrom et al.
@@ -458,7 +458,7 @@ R.say(
 # ```{glue:figure} selection-bias-paper-fig7
 # :name: fig-selection-bias-paper-fig7
 #
-# **Figure 7 analog.** The fitted beta mixtures (orange lines) for the true frequencies, the observed-frequency
+# **The fitted beta mixtures.** The fitted beta mixtures (orange lines) for the true frequencies, the observed-frequency
 # distribution they imply (green dots) against the observed histogram (blue bars), and — which the paper could not
 # show — the world's true frequencies (black).
 # ```
@@ -731,7 +731,7 @@ R.say(d1_shrinks, d1_noise_free_below)
 # ```{glue:figure} selection-bias-paper-fig11
 # :name: fig-selection-bias-paper-fig11
 #
-# **Figure 11 analog.** v1 accuracy minus accuracy on MatchedFrequency re-sampled from the pool on $m$ votes
+# **Re-sampling on fewer votes.** v1 accuracy minus accuracy on MatchedFrequency re-sampled from the pool on $m$ votes
 # per image (mean over models and rounds, ±1.96 SD over rounds where the paper shows bootstrap intervals),
 # Eq. (9)'s reweighted pool (the paper's measurement), and the gap left by noise-free matching (dotted).
 # ```
@@ -790,7 +790,7 @@ R.say(
 # ```{glue:figure} selection-bias-paper-table1
 # :name: tbl-selection-bias-paper-table1
 #
-# **Table 1 analog (App. D.2).** Mean selection frequency of v1 and of a MatchedFrequency replication re-sampled on
+# **Mean selection frequency of v1 and a re-sampled replication.** Mean selection frequency of v1 and of a MatchedFrequency replication re-sampled on
 # five votes per image: on the votes used for matching, on five held-out votes, and the truth.
 # ```
 #
@@ -836,7 +836,7 @@ R.say(
 # ```{glue:figure} selection-bias-paper-fig12
 # :name: fig-selection-bias-paper-fig12
 #
-# **Figure 12 analog.** The jackknife-adjusted v2 accuracy from the first $n$ fresh annotators against
+# **The jackknife with more annotators.** The jackknife-adjusted v2 accuracy from the first $n$ fresh annotators against
 # $1/n$, for ten models spread over the zoo's accuracy range; crosses mark each model's ground truth.
 # ```
 #
@@ -892,7 +892,7 @@ R.say(
 # ```{glue:figure} selection-bias-paper-fig13-14
 # :name: fig-selection-bias-paper-fig13-14
 #
-# **Figures 13 and 14 analog.** v1 against parametrically adjusted v2 accuracy with the first $m$ fresh
+# **Parametric adjustment with more annotators.** v1 against parametrically adjusted v2 accuracy with the first $m$ fresh
 # votes (left) and with $k$ mixture components (right); crosses mark the ground truth.
 # ```
 #

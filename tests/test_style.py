@@ -111,3 +111,16 @@ def test_public_functions_have_numpydoc_sections_examples_and_hints():
             problems.append(f"{qualname}: {', '.join(missing)}")
     assert len(functions) > 200, "the walk found too few public functions"
     assert not problems, "\n".join(problems)
+
+
+def test_captions_carry_one_number():
+    """A caption's title names what it shows, not a paper's figure or table: the book numbers it."""
+    import re
+
+    titled = []
+    for path in sorted((ROOT / "notebooks").glob("*.py")):
+        for block in re.findall(r"# ```\{glue:figure\}(.*?)# ```", path.read_text(), re.S):
+            title = re.search(r"\*\*(.+?)\*\*", block)
+            if title and re.search(r"\b(Fig\.|Figures?|Tables?) ?\d", title.group(1)):
+                titled.append(f"{path.name}: {title.group(1)}")
+    assert not titled, "caption titles with a second number:\n" + "\n".join(titled)
