@@ -582,15 +582,12 @@ if shifted:
     )
 
 # %% tags=["remove-input"]
-if shifted:
-    R.say(
-        "The paper names the risk:",
-        warning,
-        "Covariate shift raises the detector's energies of ID images as well as of foreign ones.",
-        failure,
-    )
-else:
-    R.say("The paper names the risk:", warning, "This run has no perturbed ID source to measure it on.")
+measured = (
+    ["Covariate shift raises the detector's energies of ID images as well as of foreign ones.", failure]
+    if shifted
+    else ["This run has no perturbed ID source to measure it on."]
+)
+R.say("The paper names the risk:", warning, *measured)
 
 # %% tags=["remove-input"]
 r_paper, r_ours, ex, kept_by = (
