@@ -151,7 +151,7 @@ def test_ood_autoeval_real_set_on_the_published_mnist_and_fashion_mnist(tmp_path
     assert 0.5 < res["detector_auroc"]["fashion-mnist"] <= 1
     assert res["id_shift_severity"]["made_for"] == "mnist"  # calibrated on MNIST, not the world's table
     assert min(res["id_sources"].values()) >= 0.4, res["id_sources"]
-    _check_by_source(res, ["test", "test+fog@3", "test+gaussian_noise@3", "test+motion_blur@3"])
+    _check_by_source(res, ["test", "test+fog@3"])  # the reduced run's ID sources (SMALL)
 
 
 @pytest.mark.slow
