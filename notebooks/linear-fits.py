@@ -104,7 +104,9 @@ refs = {
     "cifar10": paper["cifar10_fit"],
     "imagenet_top1_matchedfrequency_cnn": paper["imagenet_top1_matchedfrequency_fit"],
 }
-viz.table("linear-fits-fits", testbeds.fits_frame({k: fits[k] for k in refs}, refs))
+viz.table(
+    "linear-fits-fits", viz.linear_fits.fits_table(testbeds.fits_frame({k: fits[k] for k in refs}, refs))
+)
 viz.figure("linear-fits-paper-fig1", viz.linear_fits.fig1_linear_fits(cifar, imnet_cnn, fits))
 agree = {k: recht2019.paper_agreement(fits[k], ref) for k, ref in refs.items()}
 worst = {q: max(a[q] for a in agree.values()) for q in ("slope", "intercept", "slope_ci", "intercept_ci")}
@@ -114,8 +116,8 @@ worst = {q: max(a[q] for a in agree.values()) for q in ("slope", "intercept", "s
 # :name: tbl-linear-fits-fits
 #
 # **The two headline fits (§3.3)**: CIFAR-10 (Table 11) and ImageNet top-1 MatchedFrequency (64
-# convolutional networks). Slope and offset (percent) with their 95% bootstrap intervals, ours beside the
-# paper's, and the correlation coefficient r of the fit.
+# convolutional networks). Slope and offset (percent) with their 95% bootstrap intervals, ours with the
+# paper's in the row below, and the correlation coefficient r of the fit.
 # ```
 
 # %% tags=["remove-input"]
@@ -374,7 +376,10 @@ ref12 = {
     "top5, topimages": paper["imagenet_top5_topimages_slope"],
 }
 viz.figure("linear-fits-paper-fig12", viz.linear_fits.fig12_all_test_sets(tables, fits))
-viz.table("linear-fits-strategies", testbeds.fits_frame({v: fits[k] for k, v in key12.items()}, ref12))
+viz.table(
+    "linear-fits-strategies",
+    viz.linear_fits.fits_table(testbeds.fits_frame({v: fits[k] for k, v in key12.items()}, ref12)),
+)
 t5, t1 = fits["imagenet_top5_topimages_cnn"], fits["imagenet_top1_topimages_cnn"]
 others = [k for k in key12 if "topimages" not in k]
 
@@ -391,7 +396,8 @@ others = [k for k in key12 if "topimages" not in k]
 # :name: tbl-linear-fits-strategies
 #
 # **Linear fits per test set** (64 convolutional networks): slope and offset (percent) with 95% bootstrap
-# intervals and correlation; the paper's values where it prints them (§3.3; Figure 12's caption).
+# intervals and correlation; the paper's values, in the row below ours, where it prints them (§3.3;
+# Figure 12's caption).
 # ```
 
 # %% tags=["remove-input"]
@@ -586,7 +592,7 @@ viz.table("linear-fits-balanced", testbeds.fits_frame({"Table 11 (v4)": fm, "Tab
 # :name: tbl-linear-fits-balanced
 #
 # **CIFAR-10 fits on the two new test sets**: the main one (Table 11) and the exactly class-balanced one
-# (Table 12).
+# (Table 12); linear fits, slope and offset (percent) with 95% bootstrap intervals.
 # ```
 
 # %% tags=["remove-input"]
@@ -904,7 +910,7 @@ R.say(tables_agree)
 
 # %%
 two_level = perimage.bootstrap_comparison(corr, n_boot=per_image_boot, seed=seed, scale="probit")
-viz.table("linear-fits-per-image-bootstrap", two_level.round(3))
+viz.table("linear-fits-per-image-bootstrap", viz.intervals(two_level, ".3f"))
 
 # %% tags=["remove-input"]
 mo, mi = two_level.loc["models"], two_level.loc["models+images"]

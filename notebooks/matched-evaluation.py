@@ -22,15 +22,14 @@
 # label, predicted label, predicted probability (the largest softmax output). Going through the target
 # (replicated) set in order, each target example $t$ looks for source examples $s$ not used yet with
 #
-# $$ \hat y_s = \hat y_t \quad\text{and}\quad |\hat p_s - \hat p_t| \le \varepsilon
-#    \qquad\text{(Algorithm 1; Algorithm 2 drops the label condition),} $$
+# $$ \hat y_s = \hat y_t \quad\text{and}\quad |\hat p_s - \hat p_t| \le \varepsilon $$
 #
-# picks one of them uniformly at random and removes it from the source. Targets without any candidate
-# are *unmatched*. The **matched accuracy** of each set is its accuracy on the matched pairs; the
-# **matched gap** is their difference; the **fraction unmatched** is the share of target examples that
-# found no partner. The paper uses $\varepsilon = 0.005$ and averages 10 runs. The larger set is the source; when the
-# second set is the larger one (CIFAR-10 against CINIC-10), the roles swap and every figure and table
-# below names the sets by the role they play.
+# (Algorithm 1; Algorithm 2 drops the label condition), picks one of them uniformly at random and removes it
+# from the source. Targets without any candidate are *unmatched*. The **matched accuracy** of each set is its
+# accuracy on the matched pairs; the **matched gap** is their difference; the **fraction unmatched** is the
+# share of target examples that found no partner. The paper uses $\varepsilon = 0.005$ and averages 10 runs.
+# The larger set is the source; when the second set is the larger one (CIFAR-10 against CINIC-10), the roles
+# swap and every figure and table below names the sets by the role they play.
 #
 # Here the two sets are the replication world's v1 and each replicated set, evaluated with every model of
 # the zoo. With `predictions_dir` set, the same analysis runs on any folder of predictions in the
@@ -177,7 +176,7 @@ viz.figure("matched-evaluation-paper-fig6", viz.matched_evaluation.fig3_matched_
 # %%
 narrower = findings.narrower(tables)
 summary = findings.summary(tables)
-viz.table("matched-evaluation-summary", summary.round(3))
+viz.table("matched-evaluation-summary", viz.matched_evaluation.summary_table(summary))
 
 # %% [markdown]
 # ```{glue:figure} matched-evaluation-summary
@@ -339,7 +338,15 @@ R.say(
 viz.figure(
     "matched-evaluation-quantised", viz.matched_evaluation.quantised_probabilities(quant, eps, eps_small)
 )
-viz.table("matched-evaluation-quantisation", quant.sort_values("distinct_source").round(3))
+shown = [
+    "distinct_source",
+    "distinct_share",
+    "kind",
+    "top_share",
+    "fraction_unmatched",
+    "fraction_unmatched_small",
+]
+viz.table("matched-evaluation-quantisation", quant.sort_values("distinct_source")[shown].round(3))
 
 # %% tags=["remove-input"]
 R.number("matched-evaluation-eps-small", eps_small, "{:g}")
@@ -387,8 +394,8 @@ R.claim(
 # **Quantised probabilities.** Fraction of targets unmatched (Algorithm 1) at the paper's ε (circles) and at
 # ε = {glue:md}`matched-evaluation-eps-small` (crosses) against the number of distinct predicted
 # probabilities on the source set; quantised models are named. The table
-# ({numref}`tbl-matched-evaluation-quantisation`) lists the numbers, with `top_share` the share of source
-# examples at a model's most common probability.
+# ({numref}`tbl-matched-evaluation-quantisation`) lists the numbers, with the *top value's share* the share
+# of source examples at a model's most common probability.
 # ```
 #
 # ```{glue:figure} matched-evaluation-quantisation

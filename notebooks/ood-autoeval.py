@@ -372,7 +372,7 @@ rmse_10 = table1.loc["all sets"].to_dict()
 R.record({"rmse_at_10pct_ood": rmse_10, "table1": table1.to_dict(orient="index")})
 viz.table(
     "ood-autoeval-paper-table1",
-    table1.rename(columns=ae.METHOD_LABELS).style.format("{:.2f}").highlight_min(axis=1, color="#cde8c9"),
+    figs.rmse_table(table1),
 )
 
 # %% tags=["remove-input"]
@@ -706,7 +706,10 @@ shares = ae.share_sweep(est, outs, id_labels, ood_share_grid, percentile=thresho
 R.record({"ood_share_sweep": {str(s): row.to_dict() for s, row in shares.iterrows()}})
 fig = figs.fig4_ood_share(shares, ae.METHOD_LABELS)
 viz.figure("ood-autoeval-paper-fig4")
-viz.table("ood-autoeval-shares", shares.rename(columns=ae.METHOD_LABELS).style.format("{:.2f}"))
+viz.table(
+    "ood-autoeval-shares",
+    figs.method_columns(shares).style.format("{:.2f}").format_index("{:.1%}", axis=0),
+)
 
 # %% tags=["remove-input"]
 gain = shares["autoeval"] - shares["autoeval_energy_ood"]
@@ -846,7 +849,7 @@ by2 = ae.by_source(main2, est2, outs2, id_labels, threshold_percentile, names=ro
 R.record({"table2": table2.to_dict(orient="index"), "table2_by_source": by2.to_dict(orient="index")})
 viz.table(
     "ood-autoeval-paper-table2",
-    table2.rename(columns=ae.METHOD_LABELS).style.format("{:.2f}").highlight_min(axis=1, color="#cde8c9"),
+    figs.rmse_table(table2),
 )
 
 # %% tags=["remove-input"]

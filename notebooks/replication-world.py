@@ -226,8 +226,8 @@ viz.table("replication-world-zoo", zoo.change_table(acc, worlds.STRATEGIES))
 # ```{glue:figure} replication-world-zoo
 # :name: tbl-replication-world-zoo
 #
-# **The zoo.** Accuracy of every model on v1 and on each replicated set, and the change (Δ,
-# replicated − v1), sorted by v1 accuracy.
+# **The zoo.** Accuracy of every model on v1 and on each replicated set, with the change in points
+# (replicated − v1) in brackets, sorted by v1 accuracy.
 # ```
 #
 # In {numref}`tbl-replication-world-zoo`, every model was trained on the same training set and evaluated

@@ -366,7 +366,7 @@ slopes = pd.DataFrame(
         for k, f in fits.items()
     }
 ).T
-viz.table("selection-bias-slopes", slopes.round(3))
+viz.table("selection-bias-slopes", viz.intervals(slopes, ".3f", " CI low", " CI high"))
 
 # %% tags=["remove-input"]
 sl = {k: f.slope for k, f in fits.items()}

@@ -103,7 +103,7 @@ display(
         f"({len(data.labels['new']):,} images), {data.n_classes} classes."
     )
 )
-viz.table("your-replication-analyses", report.availability(data, ok))
+viz.table("your-replication-analyses", report.availability(data, ok).set_index("analysis"))
 
 # %% [markdown]
 # ```{glue:figure} your-replication-analyses
@@ -127,14 +127,14 @@ display(
         "The table below lists every model with 95% Clopper-Pearson intervals {cite:p}`clopper1934`.",
     )
 )
-viz.table("your-replication-accuracies", table.round(4))
+viz.table("your-replication-accuracies", viz.intervals(table, ".4f"))
 
 # %% [markdown]
 # ```{glue:figure} your-replication-accuracies
 # :name: tbl-your-replication-accuracies
 #
 # **Accuracies on both sets** (fractions) with their 95% intervals, the gap in points, and how each model's
-# predictions were given (`probs`, `predicted` or `correct`).
+# predictions were given (probabilities, predicted labels, or whether each image is classified correctly).
 # ```
 #
 # ## Is it the usual drop? Linear and probit fits
@@ -379,7 +379,7 @@ if ok["matching"] is None:
 # %% tags=["remove-input"]
 if ok["label_free"] is None:
     display(Markdown("The estimates on the unlabeled set (fractions):"))
-    display(lf_unl.round(3))
+    display(viz.readable(lf_unl.round(3)))
 else:
     display(Markdown(f"No estimates on an unlabeled set: {ok['label_free']}."))
 

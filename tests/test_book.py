@@ -66,12 +66,31 @@ def test_warm_build_skips_every_chapter(built_book):
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
+# Elements of the article that run past its text column, or scroll sideways inside it (a table or a code
+# block wider than the column), the outermost of each nest; inline elements cannot scroll and are skipped.
+OVERFLOW_JS = """(() => {
+  const article = document.querySelector('article') || document.querySelector('main') || document.body;
+  if (!article) return [];
+  const column = (article.querySelector('section') || article).getBoundingClientRect();
+  const found = [];
+  for (const el of article.querySelectorAll('*')) {
+    const r = el.getBoundingClientRect(), style = getComputedStyle(el);
+    if (r.width === 0 || r.height === 0 || style.display === 'inline') continue;
+    const scrolls = style.overflowX !== 'visible' && el.scrollWidth > el.clientWidth + 1;
+    if (scrolls || r.right > column.right + 1) found.push(el);
+  }
+  return found.filter(el => !found.some(o => o !== el && o.contains(el))).map(el =>
+    `${el.tagName.toLowerCase()}.${String(el.className).split(' ')[0]}: ${el.scrollWidth} px in `
+    + `${Math.round(column.width)} px: ${(el.innerText || '').slice(0, 60).replace(/\\s+/g, ' ')}`);
+})()"""
 
-def _browse(html_root, shots, base_url=None):
+
+def _browse(html_root, shots, base_url=None, full_page=False):
     """Open every page of a built book in headless Chromium with networking off; report per page.
 
     Pages are opened from the file system, or with ``base_url`` from a static web server serving
-    ``html_root`` (the only address the browser may then reach).
+    ``html_root`` (the only address the browser may then reach). Each page is saved as a screenshot
+    under ``shots`` (the whole page with ``full_page``, else the first screen) for a review by eye.
     """
     from playwright.sync_api import sync_playwright
 
@@ -144,9 +163,10 @@ def _browse(html_root, shots, base_url=None):
                 "exercises": page.evaluate("document.querySelectorAll('.exercise').length"),
                 "solutions": page.evaluate("document.querySelectorAll('.solution').length"),
                 "text": page.evaluate("document.body.innerText"),
+                "overflow": page.evaluate(OVERFLOW_JS),
             }
             name = relative.replace("/", "__").removesuffix(".html")
-            page.screenshot(path=str(shots / f"{name}.png"), full_page=False)
+            page.screenshot(path=str(shots / f"{name}.png"), full_page=full_page)
             page.close()
         browser.close()
     return report
@@ -186,7 +206,9 @@ def test_book_in_a_browser_full_and_student_editions(built_book):
     assert (student_root / "index.html").is_file()
     reports = {}
     for edition, html_root in (("full", project / "_build" / "html"), ("student", student_root)):
-        reports[edition] = _browse(html_root, ROOT / "_build" / "screenshots" / edition)
+        reports[edition] = _browse(
+            html_root, ROOT / "_build" / "screenshots" / edition, full_page=edition == "full"
+        )
     with _static_server(project / "_build" / "html") as base_url:  # the same book from a web server
         reports["full, served"] = _browse(
             project / "_build" / "html", ROOT / "_build" / "screenshots" / "served", base_url
@@ -200,6 +222,7 @@ def test_book_in_a_browser_full_and_student_editions(built_book):
             if r["math"]:
                 assert r["math_rendered"] > 0 and r["math_errors"] == 0, where
             assert not r["raw_tex"], (where, r["raw_tex"])
+            assert not r["overflow"], (where, r["overflow"])  # nothing wider than the text column
         for name in CHAPTERS:
             r = report[f"book/chapters/{name}.html"]
             assert r["exercises"] >= 3, (edition, name)
@@ -327,3 +350,30 @@ def test_no_page_shows_a_bookkeeping_cell(built_book):
             calls = [n.value for n in body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)]
             bookkeeping = [c for c in calls if ast.unparse(c.func) in ("R.record", "print")]
             assert not body or len(bookkeeping) < len(body), (name, i, "".join(cell["source"])[:200])
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_tables_show_display_names_and_intervals_in_one_cell(built_book, name):
+    """Every table of a page names rows and columns for readers (no code identifiers such as
+    ``knn_5``, ``v1+fog@3`` or ``autoeval_energy_ood``), gives an interval as ``estimate [lo, hi]`` in one
+    cell that does not break over lines, never as separate low and high columns."""
+    from bs4 import BeautifulSoup
+
+    from shifteval.viz.names import display_name
+
+    project, out = built_book
+    assert out.returncode == 0, out.stderr[-3000:]
+    page = (project / "_build" / "html" / "book" / "chapters" / f"{name}.html").read_text(encoding="utf-8")
+    tables = BeautifulSoup(page, "html.parser").select("article table")
+    assert tables, name
+    for table in tables:
+        labels = [th.get_text(" ", strip=True) for th in table.select("th")]
+        raw = [t for t in labels if display_name(t) != t or "@" in t]
+        assert not raw, (name, raw)
+        ends = [t for t in labels if re.search(r"(?i)\b(low|high)$", t)]
+        assert not ends, (name, ends)
+        if table.find_parent(class_=["glued-table", "cell_output"]) is None:
+            continue  # a table of the text (the paper's numbers as printed), not one the run computed
+        cells = [td.get_text() for td in table.select("td")]
+        broken = [c for c in cells if re.search(r"\S \[\S+, \S+\]|\S\xa0\[\S+, \S+\]", c)]
+        assert not broken, (name, broken[:3])  # "x [lo, hi]" joined by non-breaking spaces only

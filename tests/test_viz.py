@@ -118,3 +118,63 @@ def test_legibility_problems_name_the_measured_values():
         "9 panels per row > 3",
     ]
     assert legibility_problems({"min_text_px": 0, "panels_per_row": 1, "overlaps": []}) == []  # no text
+
+
+def _identifiers():
+    from shifteval import zoo
+    from shifteval.autoeval import METHODS
+    from shifteval.datasets import published
+    from shifteval.viz.names import NAMES
+
+    tables = published.list_tables()
+    models = [s.name for size in ("default", "smoke") for s in zoo.default_zoo(size)]
+    return sorted(
+        {*models, *METHODS, *NAMES, *tables, "v1+fog@3", "test+gaussian_noise@3", "natural_patches"}
+    )
+
+
+def test_display_names_are_distinct_words_and_stable():
+    """Each identifier gets its own display name (no two rows merge), a display name is its own display
+    name (so the page test can recognise one), and no zoo model keeps an underscore but timm's own names."""
+    from shifteval.viz.names import display_name
+
+    ids = _identifiers()
+    shown = {i: display_name(i) for i in ids}
+    assert len(set(shown.values())) == len(ids), [i for i in ids if list(shown.values()).count(shown[i]) > 1]
+    assert all(display_name(s) == s for s in shown.values()), [
+        s for s in shown.values() if display_name(s) != s
+    ]
+    assert not [s for s in shown.values() if "_" in s and not s.startswith("timm ")]
+    assert display_name("cnn_w16_d3_e12") == "CNN 16×3, 12 epochs"
+    assert display_name("v1+fog@3 + natural_patches") == "v1 + fog (level 3) + natural patches"
+    assert display_name(3) == 3 and display_name("mean gap (points)") == "mean gap (points)"
+
+
+def test_readable_renames_labels_and_keeps_numbers():
+    import pandas as pd
+
+    from shifteval.viz import readable
+
+    frame = pd.DataFrame(
+        {"n_models": [3, 4], "kind": ["probs", "free text"], "gap": [0.5, -1.25]},
+        index=pd.Index(["knn_5", "topimages"], name="ood_share"),
+    )
+    shown = readable(frame)
+    assert list(shown.index) == ["k-NN, k = 5", "TopImages"] and shown.index.name == "OOD share"
+    assert list(shown.columns) == ["models", "kind", "gap"]
+    assert shown["kind"].tolist() == ["probabilities", "free text"]
+    assert shown["gap"].tolist() == [0.5, -1.25] and shown["models"].tolist() == [3, 4]
+    assert list(frame.index) == ["knn_5", "topimages"]  # the chapter's frame is left as it was
+
+
+def test_intervals_join_estimate_and_ends_in_one_column():
+    import pandas as pd
+
+    from shifteval.viz import intervals
+
+    frame = pd.DataFrame(
+        {"slope": [1.0], "slope CI low": [0.9], "slope CI high": [1.2], "slope_low": [0.0], "r": [0.99]}
+    )
+    joined = intervals(frame, ".2f", " CI low", " CI high")
+    assert list(joined.columns) == ["slope [CI]", "slope_low", "r"]  # an incomplete triple is left alone
+    assert joined.loc[0, "slope [CI]"] == "1.00 [0.90, 1.20]"

@@ -362,7 +362,7 @@ def run_it_yourself(chapter: Chapter, parameters: dict[str, Any]) -> str:
     ]
     return "\n".join([
         ":::{admonition} Run it yourself",
-        ":class: tip",
+        ":class: tip run-it-yourself",
         "From the project folder (`make book` installs the environment into `.venv` the first time):",
         "",
         "```bash",

@@ -164,8 +164,9 @@ def fits_frame(fits: dict, paper: dict | None = None) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per fit: ``models``, ``scale``, ``slope [CI]``, ``offset [CI]`` (points on the linear
-        scale), ``r`` and, where ``paper`` has the row, ``slope (paper)`` and ``offset (paper)``.
+        One row per fit: ``models``, ``scale`` (only where the fits' scales differ), ``slope [CI]``,
+        ``offset [CI]`` (points on the linear scale), ``r`` and, where ``paper`` has the row,
+        ``slope (paper)`` and ``offset (paper)``.
 
     Examples
     --------
@@ -201,7 +202,8 @@ def fits_frame(fits: dict, paper: dict | None = None) -> pd.DataFrame:
                     ref["intercept"], ref["intercept_ci"][0], ref["intercept_ci"][1], ".1f"
                 )
         rows[label] = row
-    return pd.DataFrame(rows).T.fillna("")
+    frame = pd.DataFrame(rows).T.fillna("")
+    return frame if len({f.scale for f in fits.values()}) > 1 else frame.drop(columns="scale")
 
 
 def line_residuals(fit: LinearFit, table: pd.DataFrame) -> dict:

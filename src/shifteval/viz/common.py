@@ -468,8 +468,25 @@ def figure(name: str, fig: Figure | None = None) -> None:
     plt.close(fig)
 
 
+def _readable(frame: pd.DataFrame | Styler) -> pd.DataFrame | Styler:
+    """The table with display names (:mod:`shifteval.viz.names`); a ``Styler`` keeps its formats."""
+    import pandas as pd
+
+    from .names import display_name, readable
+
+    if isinstance(frame, pd.DataFrame):
+        return readable(frame)
+    styled = frame.format_index(display_name, axis=0).format_index(display_name, axis=1)
+    styled.data = styled.data.rename_axis(index=display_name, columns=display_name)
+    styled.index, styled.columns = styled.data.index, styled.data.columns
+    return styled
+
+
 def table(name: str, frame: pd.DataFrame | Styler) -> None:
     """Hand a table (a DataFrame or its ``Styler``) to the book as a numbered, captioned table.
+
+    Row and column labels are shown by their display names (:func:`shifteval.viz.names.display_name`),
+    and an ``"estimate [lo, hi]"`` cell is kept on one line.
 
     Like :func:`figure`: the table is glued under ``name`` and not shown in place; a following markdown
     cell places it with ``{glue:figure} name`` and ``:name: tbl-<name>``, which the book's Sphinx
@@ -493,6 +510,7 @@ def table(name: str, frame: pd.DataFrame | Styler) -> None:
     from ..book.results import trace_figure
 
     trace_figure(name, getattr(frame, "_shifteval_drawn_by", None), kind="table")
+    frame = _readable(frame)
     try:
         from myst_nb import glue
     except ImportError:  # pragma: no cover - myst-nb comes with jupyter-book

@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike
 from ..datasets import published
 from ..linfit.fits import LinearFit, inverse_transform, transform
 from .common import FIT_COLOR, POINT_COLOR, _percent_ticks, subplots
+from .names import display_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -502,8 +503,8 @@ def zoo_fits(
     for col, s in enumerate(strategies):
         for row, scale in enumerate(scales):
             fit_panel(
-                axes[row, col], acc[reference], acc[s], fits[(s, scale)], title=f"zoo: {s} ({scale})",
-                xlabel=f"{reference} accuracy (%)", ylabel=f"{s} accuracy (%)",
+                axes[row, col], acc[reference], acc[s], fits[(s, scale)], title=f"zoo: {display_name(s)} ({scale})",
+                xlabel=f"{reference} accuracy (%)", ylabel=f"{display_name(s)} accuracy (%)",
             )  # fmt: skip
             axes[row, col].title.set_fontsize("small")  # long set names: three titles side by side
     return fig
@@ -547,3 +548,41 @@ def per_image_class_drops(drops: ArrayLike, share: float = 0.9) -> Figure:
     ax.set_ylabel("accuracy drop (points)")
     ax.legend(fontsize="small", loc="upper right")
     return fig
+
+
+def fits_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table of fits as the page shows it: the paper's printed fit in a row under ours.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        :func:`shifteval.linfit.fits_frame`, possibly with ``slope (paper)`` and ``offset (paper)``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Rows indexed by (fit, ``here`` or ``paper``); a ``paper`` row only where the paper prints the fit,
+        its values under the same ``slope [CI]`` and ``offset [CI]`` columns.
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"models": [3], "slope [CI]": ["1.1 [1.0, 1.2]"], "slope (paper)": ["1.0 [0.9, 1.1]"]},
+    ...                  index=["v2"])
+    >>> fits_table(f).to_dict("index")
+    {('v2', 'here'): {'models': 3, 'slope [CI]': '1.1 [1.0, 1.2]'}, ('v2', 'paper'): {'models': '', 'slope [CI]': '1.0 [0.9, 1.1]'}}
+    """
+    import pandas as pd
+
+    paper = {c: c.replace(" (paper)", " [CI]") for c in frame.columns if c.endswith(" (paper)")}
+    ours = frame.drop(columns=list(paper))
+    rows, labels = [], []
+    for label, row in frame.iterrows():
+        rows.append(ours.loc[label].to_dict())
+        labels.append((label, "here"))
+        printed = row[list(paper)].rename(paper)
+        if paper and (printed != "").any():
+            rows.append({c: printed.get(c, "") for c in ours.columns})
+            labels.append((label, "paper"))
+    return pd.DataFrame(
+        rows, index=pd.MultiIndex.from_tuples(labels, names=["fit", ""]), columns=ours.columns
+    )

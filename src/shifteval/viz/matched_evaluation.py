@@ -10,11 +10,17 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
 from .common import subplots, wrap
+from .names import display_name
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ..zoo.store import Predictions
+
+
+def _named(names: dict) -> dict:
+    """Set names (the roles ``source`` and ``target``) as a reader sees them."""
+    return {role: display_name(name) for role, name in names.items()}
 
 
 def reliability_diagram(
@@ -113,7 +119,7 @@ def fig1_accuracy_confidence(
     for ax in axes.flat[len(targets) :]:
         ax.remove()
     for ax, t in zip(axes.flat, targets, strict=False):
-        r = roles(tables[(t, "label_and_prob")])
+        r = _named(roles(tables[(t, "label_and_prob")]))
         pts = np.array([
             [[p.confidence.mean(), p.accuracy] for p in _source_target(pair)] for pair in pairs_by_target[t].values()
         ])  # fmt: skip
@@ -168,7 +174,7 @@ def fig3_matched_gaps(tables: dict[tuple[str, str], pd.DataFrame], by: str = "la
     fig, axes = subplots(len(targets), 2, height=0.4 + 2.6 * len(targets), squeeze=False)
     for (left, right), t in zip(axes, targets, strict=True):
         tab = tables[(t, by)].sort_values("acc_source")
-        r = roles(tab)
+        r = _named(roles(tab))
         x = np.arange(len(tab))
         ax = left
         ax.plot(x, tab.acc_source, "-o", ms=3, label=f"accuracy, {r['source']}")
@@ -223,7 +229,7 @@ def fig5_reliability(panels: dict[str, tuple[str, dict]]) -> Figure:
     fig, axes = subplots(2, len(panels), height=6, squeeze=False)
     for col, (kind, (name, f5)) in enumerate(panels.items()):
         for (label, (conf, ok)), color in zip(f5["subsets"].items(), ["C0", "C1", "C3"], strict=True):
-            set_name = f5["roles"]["source" if label.endswith("source") else "target"]
+            set_name = display_name(f5["roles"]["source" if label.endswith("source") else "target"])
             text = f"{label} ({set_name})"
             if len(conf):
                 reliability_diagram(axes[0, col], conf, ok, text, color=color)
@@ -236,7 +242,7 @@ def fig5_reliability(panels: dict[str, tuple[str, dict]]) -> Figure:
                     color=color,
                     label=text,
                 )
-        axes[0, col].set_title(f"{kind} model: {name}")
+        axes[0, col].set_title(f"{kind} model: {display_name(name)}")
         axes[0, col].legend(fontsize="x-small", loc="upper left")
         axes[1, col].set_xlabel("predicted probability p̂")
         axes[1, col].set_ylabel("density")
@@ -275,9 +281,10 @@ def eps_sensitivity(sweep: pd.DataFrame, model: str, names: dict[str, str]) -> F
     >>> plt.close("all")
     """
     fig, axes = subplots(1, 2, height=3.4)
+    names = _named(names)
     for by, g in sweep.groupby("method"):
-        axes[0].plot(g.eps, 100 * g.matched_gap, "-o", label=f"matched gap ({by})")
-        axes[1].plot(g.eps, g.fraction_unmatched, "-o", label=by)
+        axes[0].plot(g.eps, 100 * g.matched_gap, "-o", label=f"matched gap ({display_name(by)})")
+        axes[1].plot(g.eps, g.fraction_unmatched, "-o", label=display_name(by))
     axes[0].axhline(100 * sweep.gap.iloc[0], color="0.3", ls="--", label="accuracy gap")
     for ax in axes:
         ax.set_xscale("log")
@@ -285,7 +292,7 @@ def eps_sensitivity(sweep: pd.DataFrame, model: str, names: dict[str, str]) -> F
         ax.legend(fontsize="small")
     axes[0].set_ylabel(f"points ({names['source']} − {names['target']})")
     axes[1].set_ylabel("fraction unmatched")
-    fig.suptitle(f"{model}, {names['source']} (source) vs {names['target']} (target)")
+    fig.suptitle(f"{display_name(model)}, {names['source']} (source) vs {names['target']} (target)")
     return fig
 
 
@@ -324,10 +331,40 @@ def quantised_probabilities(quant: pd.DataFrame, eps: float, eps_small: float) -
                 label=f"ε = {eps_small:g}, {kind}")  # fmt: skip
     for name, row in quant.iterrows():
         if row.kind != "continuous":
-            ax.annotate(name, (row.distinct_source, row.fraction_unmatched_small), fontsize=7, xytext=(3, 3),
+            ax.annotate(display_name(name), (row.distinct_source, row.fraction_unmatched_small), fontsize=7, xytext=(3, 3),
                         textcoords="offset points")  # fmt: skip
     ax.set_xscale("log")
     ax.set_xlabel("distinct predicted probabilities on the source set")
     ax.set_ylabel("fraction unmatched")
     ax.legend(fontsize="small")
     return fig
+
+
+def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary over models as the page shows it: rows by target set and algorithm, one source column.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        :func:`shifteval.matching.findings.summary` (rows ``"<target> / <algorithm>"``, ``source`` and
+        ``target`` columns).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Rows indexed by (target set, algorithm); the ``target`` column dropped (it is the row), the
+        ``source`` column dropped where every row has the same source, rounded to 3 decimals.
+
+    Examples
+    --------
+    >>> s = pd.DataFrame({"source": ["v1"], "target": ["t"], "gap": [1.23456]}, index=["t / prob"])
+    >>> summary_table(s).to_dict("index")
+    {('t', 'prob'): {'gap': 1.235}}
+    """
+    import pandas as pd
+
+    shown = summary.drop(columns=["target"] + (["source"] if summary["source"].nunique() == 1 else []))
+    rows = pd.MultiIndex.from_tuples(
+        [tuple(i.split(" / ", 1)) for i in summary.index], names=["target set", "matching"]
+    )
+    return shown.set_axis(rows).round(3)

@@ -358,3 +358,68 @@ def by_source_table(
         .style.format("{:.1%}", subset=shares, na_rep="–")
         .format("{:.2f}", subset=points)
     )
+
+
+#: Two-line column headings of the RMSE tables: (group, method), so that nine methods fit the page.
+METHOD_HEADINGS = {
+    "softmax_0.8": ("softmax", "τ=0.8"),
+    "softmax_0.9": ("softmax", "τ=0.9"),
+    "average_confidence": ("", "avg. conf."),
+    "doc": ("", "DoC"),
+    "atc": ("", "ATC"),
+    "rotation": ("", "rotation"),
+    "autoeval_linear": ("AutoEval", "FD, linear"),
+    "autoeval": ("AutoEval", "MLP"),
+    "autoeval_energy_ood": ("AutoEval", "+ energy OOD"),
+}
+
+
+def method_columns(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with its method columns under two-line headings (:data:`METHOD_HEADINGS`).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One column per method of :data:`shifteval.autoeval.METHODS`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The same values, columns a two-level index (group, method).
+
+    Examples
+    --------
+    >>> list(method_columns(pd.DataFrame({"doc": [1.0], "autoeval": [2.0]})).columns)
+    [('', 'DoC'), ('AutoEval', 'MLP')]
+    """
+    import pandas as pd
+
+    return table.set_axis(pd.MultiIndex.from_tuples([METHOD_HEADINGS[m] for m in table.columns]), axis=1)
+
+
+def rmse_table(table: pd.DataFrame) -> Styler:
+    """Table 1 (or 2) as the page shows it: one row per test set, RMSE in points, each row's best shaded.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`shifteval.autoeval.rmse_table`: rows ``"<ID source> + <OOD source>"`` and ``"all sets"``,
+        one column per method.
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        Rows named ``"<ID source> with <OOD source>"``, columns under :func:`method_columns`'s headings,
+        the lowest RMSE of each row shaded.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"autoeval": [3.0, 3.0]}, index=["v1+fog@3 + natural_patches", "all sets"])
+    >>> list(rmse_table(t).data.index)
+    ['v1 + fog (level 3) with natural patches', 'all sets']
+    """
+    from .names import display_name
+
+    rows = [" with ".join(map(str, map(display_name, label.split(" + ", 1)))) for label in table.index]
+    shown = method_columns(table).set_axis(rows).rename_axis("ID test set with OOD images")
+    return shown.style.format("{:.2f}").highlight_min(axis=1, color="#cde8c9")

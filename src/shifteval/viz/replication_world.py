@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
 from .common import subplots
+from .names import display_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -108,7 +109,9 @@ def accuracy_change_panel(
     lo = min(table[[reference, *strategies]].min()) - 0.02
     hi = min(1.0, max(table[[reference, *strategies]].max()) + 0.02)
     for color, s in zip(colors, strategies, strict=True):
-        ax.plot(table[reference], table[s], "o", ms=4, color=color, label=(labels or {}).get(s, s))
+        ax.plot(
+            table[reference], table[s], "o", ms=4, color=color, label=(labels or {}).get(s, display_name(s))
+        )
     ax.plot([lo, hi], [lo, hi], ls="--", color="0.4", lw=1, label="y = x")
     ax.set_xlim(lo, hi)
     ax.set_ylim(lo, hi)

@@ -13,6 +13,7 @@ from scipy import stats
 
 from ..selection import parametric, toy
 from .common import subplots, wrap
+from .names import display_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -157,7 +158,7 @@ def fig5_naive(
     axes[1].plot((np.arange(10) + 0.5) / 10, acc_true, "k^-", label="true s")
     axes[0].set_xlabel("selection frequency")
     axes[1].set_xlabel("selection frequency")
-    axes[1].set_ylabel(f"accuracy of {best_name}")
+    axes[1].set_ylabel(f"accuracy of {display_name(best_name)}")
     m = np.asarray(curve["annotators"], dtype=float)
     axes[2].plot(1 / m, curve["error_points"], "o-", label="naive − truth (mean over models)")
     axes[2].plot(

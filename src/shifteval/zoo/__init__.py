@@ -23,8 +23,6 @@ from .models import ModelSpec, default_zoo, epochs_of, train_and_predict
 from .store import Predictions, PredictionStore, validate_predictions
 
 if TYPE_CHECKING:
-    from pandas.io.formats.style import Styler
-
     from ..datasets.world import Replication, World
 
 __all__ = [
@@ -264,33 +262,34 @@ def replication_changes(zoo: Zoo, world: World, replication: Replication, table:
     return accuracy_changes(acc, list(replication.sets))
 
 
-def change_table(table: pd.DataFrame, strategies: list[str]) -> Styler:
-    """Accuracy on v1 and each replicated set with the changes (Δ), sorted by v1; a formatted ``Styler``.
+def change_table(table: pd.DataFrame, strategies: list[str]) -> pd.DataFrame:
+    """Accuracy on v1 and on each replicated set with its change, one cell per set, sorted by v1.
 
     Parameters
     ----------
     table : pandas.DataFrame
-        Accuracy table with ``family``, ``v1`` and the ``strategies`` columns.
+        Accuracy table with ``v1`` and the ``strategies`` columns (fractions).
     strategies : list of str
         Replicated test sets to show.
 
     Returns
     -------
-    pandas.io.formats.style.Styler
-        Percentages; the underlying frame is ``.data``.
+    pandas.DataFrame
+        Text cells: ``v1`` as a percentage, each replicated set as ``"accuracy (change)"``, the change in
+        points (replicated − v1); rows sorted by v1 accuracy, best first.
 
     Examples
     --------
-    >>> t = pd.DataFrame({"family": ["a", "b"], "v1": [0.5, 0.9], "top": [0.4, 0.85]}, index=["m1", "m2"])
-    >>> shown = change_table(t, ["top"]).data
-    >>> list(shown.index), list(shown.columns), [round(x, 2) for x in shown["Δ top"]]
-    (['m2', 'm1'], ['family', 'v1', 'top', 'Δ top'], [-0.05, -0.1])
+    >>> t = pd.DataFrame({"v1": [0.5, 0.9], "top": [0.4, 0.85]}, index=["m1", "m2"])
+    >>> change_table(t, ["top"]).to_dict("index")
+    {'m2': {'v1': '90.0%', 'top': '85.0% (−5.0)'}, 'm1': {'v1': '50.0%', 'top': '40.0% (−10.0)'}}
     """
-    shown = table[["family", "v1", *strategies]].copy()
+    ordered = table.sort_values("v1", ascending=False)
+    shown = pd.DataFrame({"v1": [f"{a:.1%}" for a in ordered["v1"]]}, index=ordered.index)
     for s in strategies:
-        shown[f"Δ {s}"] = shown[s] - shown["v1"]
-    shown = shown.sort_values("v1", ascending=False)
-    return shown.style.format({c: "{:.1%}" for c in shown.columns if c != "family"})
+        change = 100 * (ordered[s] - ordered["v1"])
+        shown[s] = [f"{a:.1%} ({d:+.1f})".replace("-", "−") for a, d in zip(ordered[s], change, strict=True)]
+    return shown
 
 
 def table2(changes: dict, frequencies: dict) -> pd.DataFrame:
