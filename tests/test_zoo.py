@@ -162,6 +162,67 @@ def test_torch_training_is_reproducible(tiny_world):
     assert np.array_equal(a["v1"], b["v1"])
 
 
+def test_parallel_and_one_by_one_zoos_store_identical_predictions(tiny_world, tmp_path):
+    """Processes side by side (one torch thread each) give the zoo that one process gives, bit for bit."""
+    specs = [
+        models.ModelSpec("c", "cnn", "small_cnn", {"width": 4, "depth": 2, "epochs": 1}),
+        models.ModelSpec("nb", "sklearn", "gaussian_nb"),
+        models.ModelSpec("lr", "sklearn", "logistic", {"C": 0.1}),
+    ]
+    one = zoo.build_zoo(tiny_world, specs, store_root=tmp_path / "one", progress=False, workers=1)
+    two = zoo.build_zoo(tiny_world, specs, store_root=tmp_path / "two", progress=False, workers=2)
+    for spec in specs:
+        for split in tiny_world.split_names:
+            a, b = one.predictions(spec.name, split), two.predictions(spec.name, split)
+            assert np.array_equal(a.probs, b.probs) and a.meta == b.meta, (spec.name, split)
+
+
+def test_zoo_predictions_do_not_depend_on_the_callers_thread_count(tiny_world):
+    """Zoo models train on one torch thread whatever the caller set, so a machine's core count does not
+    change a stored prediction (torch's CPU kernels split sums by thread count)."""
+    import torch
+
+    spec = models.ModelSpec("c", "cnn", "small_cnn", {"width": 4, "depth": 2, "epochs": 1})
+    tr = tiny_world.split_index("train")
+    x = {"v1": tiny_world.images[tiny_world.split_index("v1")]}
+    before, out = torch.get_num_threads(), {}
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            out[threads] = models.train_and_predict(spec, tiny_world.images[tr], tiny_world.labels[tr], x)
+            assert torch.get_num_threads() == threads  # restored after training
+    finally:
+        torch.set_num_threads(before)
+    assert np.array_equal(out[1]["v1"], out[2]["v1"])
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "many"])
+def test_a_bad_worker_count_is_refused_by_name(monkeypatch, value):
+    monkeypatch.setenv("SHIFTEVAL_ZOO_WORKERS", value)
+    with pytest.raises(ValueError, match="SHIFTEVAL_ZOO_WORKERS"):
+        zoo.workers_for(5)
+
+
+def test_a_script_without_a_main_guard_trains_in_one_process(tmp_path):
+    """Worker processes import the main script again; one without the guard gets a warning and one process
+    (it would otherwise start workers that start workers)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "plain.py"
+    script.write_text(
+        "from shifteval.datasets.world import build_world\n"
+        "from shifteval.zoo import ModelSpec, build_zoo\n"
+        "w = build_world({'n_train': 200, 'n_v1': 50, 'n_pool': 300, 'per_class': 3})\n"
+        f"z = build_zoo(w, [ModelSpec('nb', 'sklearn', 'gaussian_nb'), ModelSpec('lr', 'sklearn', 'logistic')],"
+        f" store_root={str(tmp_path / 'store')!r}, progress=False, workers=2)\n"
+        "print(z.names)\n"
+    )
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=None)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "['nb', 'lr']" in out.stdout and "training the zoo in one process" in out.stderr
+
+
 def test_timm_model_trains_from_scratch(tiny_world):
     spec = models.ModelSpec("t", "timm", "resnet10t", {"epochs": 1})
     tr = tiny_world.split_index("train")[:200]

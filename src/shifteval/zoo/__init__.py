@@ -2,12 +2,18 @@
 
 :func:`build_zoo` trains every model of a zoo on a world's training set, predicts every split, and
 stores the predictions under a key covering the world's configuration, the model specification and
-the library files that produce them (``datasets/world.py``, ``zoo/models.py``, ``nets.py`` and everything they import; see :mod:`shifteval.utils.cache`). Models already in the store
-are not trained again, so chapters share one zoo.
+the library files that produce them (``datasets/world.py``, ``zoo/models.py``, ``nets.py`` and everything
+they import; see :mod:`shifteval.utils.cache`). Models already in the store are not trained again, so
+chapters share one zoo. Models are trained side by side, one process per core, each on one torch thread
+(:func:`workers_for`), which also makes the stored predictions independent of the number of processes.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import sys
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ModelSpec", "PredictionStore", "Predictions", "Zoo", "build_zoo", "default_zoo",
-    "validate_predictions", "accuracy_changes", "replication_changes", "change_table", "table2",
+    "validate_predictions", "accuracy_changes", "replication_changes", "change_table", "table2", "workers_for",
 ]  # fmt: skip
 
 
@@ -88,6 +94,7 @@ def build_zoo(
     specs: Iterable[ModelSpec] | None = None,
     store_root: str | Path | None = None,
     progress: bool = True,
+    workers: int | None = None,
 ) -> Zoo:
     """Train (or load from the store) every model of ``specs`` on ``world`` and predict every split.
 
@@ -100,7 +107,10 @@ def build_zoo(
     store_root : path, optional
         Folder of the prediction store; by default ``cache_dir()/zoo/<world key>-<code hash>``.
     progress : bool
-        Show a progress bar over training epochs.
+        Show a progress bar and one line per trained model.
+    workers : int, optional
+        Processes that train models side by side (:func:`workers_for`: one per core by default). Each
+        trains on one torch thread, so the predictions are the same for any count.
 
     Returns
     -------
@@ -138,42 +148,130 @@ def build_zoo(
     store = PredictionStore(root)
     splits = world.split_names
     with cache.locked(root):  # a second process filling the same zoo waits, then finds it complete
-        _fill(world, specs, store, splits, progress)
+        _fill(world, specs, store, splits, progress, workers)
     return Zoo(specs, store, splits)
 
 
-def _fill(world, specs, store, splits, progress) -> None:
+def workers_for(n_models: int, workers: int | None = None) -> int:
+    """How many processes train a zoo: one per core (``os.cpu_count()``), never more than the models.
+
+    Each process trains on one torch thread (:func:`shifteval.zoo.models.one_thread`), so the machine's
+    cores are used without oversubscription; ``SHIFTEVAL_ZOO_WORKERS`` overrides the count.
+
+    Parameters
+    ----------
+    n_models : int
+        Models left to train.
+    workers : int, optional
+        A requested count; by default ``SHIFTEVAL_ZOO_WORKERS`` or the number of cores.
+
+    Returns
+    -------
+    int
+        At least 1, at most ``n_models`` (1 when there is nothing to train).
+
+    Raises
+    ------
+    ValueError
+        If the requested count (argument or ``SHIFTEVAL_ZOO_WORKERS``) is not a positive integer.
+
+    Examples
+    --------
+    >>> workers_for(5, 2), workers_for(1, 8), workers_for(0, 4)
+    (2, 1, 1)
+    """
+    requested = (
+        workers if workers is not None else os.environ.get("SHIFTEVAL_ZOO_WORKERS") or os.cpu_count() or 1
+    )
+    try:
+        count = int(requested)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise ValueError(f"zoo workers must be a positive integer (SHIFTEVAL_ZOO_WORKERS), got {requested!r}")
+    return max(1, min(count, n_models))
+
+
+def _spawn_safe() -> bool:
+    """Whether worker processes can start from this program.
+
+    Each worker imports the main script again ("spawn"), so a script must keep its work under
+    ``if __name__ == "__main__":`` (notebooks, ``pytest`` and the CLI do).
+    """
+    path = getattr(sys.modules.get("__main__"), "__file__", None)
+    if path is None:  # an interactive session
+        return True
+    try:
+        source = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return True
+    return re.search(r"""if\s+__name__\s*==\s*['"]__main__['"]""", source) is not None
+
+
+# The training data of a worker process, set once by _start_worker (not pickled again per model).
+_WORKER_DATA: dict = {}
+
+
+def _start_worker(x_train, y_train, images, seed) -> None:
+    _WORKER_DATA.update(x_train=x_train, y_train=y_train, images=images, seed=seed)
+
+
+def _train_in_worker(spec: ModelSpec) -> dict:
+    d = _WORKER_DATA
+    return train_and_predict(spec, d["x_train"], d["y_train"], d["images"], seed=d["seed"])
+
+
+def _fill(world, specs, store, splits, progress, workers=None) -> None:
+    import multiprocessing
+    import time
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
     from tqdm import tqdm
 
     todo = [s for s in specs if not _complete(store, s, splits)]
-    if todo:
-        images = {split: world.images[world.split_index(split)] for split in splits}
-        labels = {split: world.labels[world.split_index(split)] for split in splits}
-        train = world.split_index("train")
-        bar = tqdm(
-            total=sum(epochs_of(s) for s in todo),
-            desc="training zoo",
-            unit="epoch",
-            disable=not progress,
-            mininterval=2,
+    if not todo:
+        return
+    images = {split: world.images[world.split_index(split)] for split in splits}
+    labels = {split: world.labels[world.split_index(split)] for split in splits}
+    train = world.split_index("train")
+    data = (world.images[train], world.labels[train], images, world.config.seed)
+    n = workers_for(len(todo), workers)
+    if n > 1 and not _spawn_safe():
+        warnings.warn(
+            "training the zoo in one process: the main script has no 'if __name__ == \"__main__\":' guard, "
+            "which worker processes need (they import it again)",
+            stacklevel=3,
         )
-        for spec in todo:
-            bar.set_postfix_str(spec.name)
-            probs = train_and_predict(
-                spec, world.images[train], world.labels[train], images, seed=world.config.seed, progress=bar
-            )
-            if spec.family == "sklearn":
-                bar.update(1)
-            # the sidecar of the last split marks the model complete, so write it last
-            for split in splits:
-                store.save(
-                    spec.name,
-                    split,
-                    labels[split],
-                    probs[split],
-                    {"spec": _spec_dict(spec), "spec_key": spec.key(), "world": world.config.key()},
-                )
-        bar.close()
+        n = 1
+    bar = tqdm(total=len(todo), desc=f"training zoo ({n} process{'es' * (n > 1)})", unit="model",
+               disable=not progress)  # fmt: skip
+    start = time.perf_counter()
+
+    def finished(spec: ModelSpec, probs: dict) -> None:
+        # the sidecar of the last split marks the model complete, so write it last
+        for split in splits:
+            meta = {"spec": _spec_dict(spec), "spec_key": spec.key(), "world": world.config.key()}
+            store.save(spec.name, split, labels[split], probs[split], meta)
+        bar.update(1)
+        if progress:  # one line per model: long work shows that it goes on
+            acc = float((probs["v1"].argmax(1) == labels["v1"]).mean()) if "v1" in probs else float("nan")
+            bar.write(f"  {spec.name}: trained, v1 accuracy {acc:.3f} ({time.perf_counter() - start:.0f} s)")
+
+    if n == 1:
+        _start_worker(*data)
+        try:
+            for spec in todo:
+                finished(spec, _train_in_worker(spec))
+        finally:
+            _WORKER_DATA.clear()
+    else:  # a fresh interpreter per worker ("spawn"): no torch thread pool inherited through fork
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(n, mp_context=context, initializer=_start_worker, initargs=data) as pool:
+            # longest first, so that no process is left with one long model at the end
+            futures = {pool.submit(_train_in_worker, s): s for s in sorted(todo, key=epochs_of, reverse=True)}
+            for future in as_completed(futures):
+                finished(futures[future], future.result())
+    bar.close()
 
 
 def _spec_dict(spec: ModelSpec) -> dict:

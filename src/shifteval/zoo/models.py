@@ -11,7 +11,9 @@ timm architectures trained from scratch.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -313,8 +315,40 @@ def train_and_predict(
             full[:, model.classes_] = proba
             out[name] = (full / full.sum(axis=1, keepdims=True)).astype(np.float32)
         return out
-    model = train_torch(spec, x_train, y_train, seed, progress)
-    return {name: predict_torch(model, arr) for name, arr in images.items()}
+    with one_thread():
+        model = train_torch(spec, x_train, y_train, seed, progress)
+        return {name: predict_torch(model, arr) for name, arr in images.items()}
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Run torch on one intra-op thread inside the block, then restore the thread count.
+
+    Torch's CPU kernels split reductions by thread count, so a network trained on two threads differs
+    in its last digits from one trained on one, and the differences grow over epochs. Every zoo model is
+    trained and evaluated on one thread: the same predictions on any machine, whether the zoo is built
+    one model after another or by several processes at once (:func:`shifteval.zoo.build_zoo`).
+
+    Yields
+    ------
+    None
+
+    Examples
+    --------
+    >>> import torch
+    >>> before = torch.get_num_threads()
+    >>> with one_thread():
+    ...     inside = torch.get_num_threads()
+    >>> inside, torch.get_num_threads() == before
+    (1, True)
+    """
+    torch = _torch()
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def epochs_of(spec: ModelSpec) -> int:

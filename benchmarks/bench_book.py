@@ -1,0 +1,99 @@
+"""The book's build times: the zoo one model after another against side by side, and a cold and a warm build.
+
+``zoo`` (default): the default world's zoo trained twice into fresh stores, first by one process, then by
+``os.cpu_count()`` processes (one torch thread each, :func:`shifteval.zoo.build_zoo`); prints both times,
+their ratio, and checks that both stores hold the same predictions bit for bit.
+
+``book``: ``shifteval build`` of a copy of the project with an empty cache (cold), then again (warm), with
+the default parameters; prints each chapter's execution time from the build's log and the totals.
+Targets (2 cores, idle machine): cold ``make book`` <= 5 min, warm <= 5 s, no chapter over 90 s cold
+except replication-world <= 150 s.
+
+Run alone: two torch jobs side by side on two cores slow each other down several times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def bench_zoo() -> None:
+    """Time the default zoo by one process and by one process per core; the same predictions."""
+    from shifteval.datasets import world as worlds
+    from shifteval.zoo import build_zoo, default_zoo, workers_for
+
+    w = worlds.build_world({})
+    specs = default_zoo()
+    parallel = workers_for(len(specs))
+    times, stores = {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for workers in (1, parallel):
+            start = time.perf_counter()
+            z = build_zoo(w, specs, store_root=Path(tmp) / str(workers), progress=False, workers=workers)
+            times[workers] = time.perf_counter() - start
+            stores[workers] = z
+            print(f"zoo of {len(specs)} models, {workers} process(es): {times[workers]:.0f} s", flush=True)
+        same = all(
+            np.array_equal(
+                stores[1].predictions(s.name, "v1").probs, stores[parallel].predictions(s.name, "v1").probs
+            )
+            for s in specs
+        )
+    print(
+        f"ratio one process / {parallel} processes: {times[1] / times[parallel]:.2f}x; same predictions: {same}"
+    )
+
+
+def _build(project: Path, env: dict) -> tuple[float, dict]:
+    start = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-m", "shifteval.book.cli", "build", "--params", "default"],
+        cwd=project, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    total = time.perf_counter() - start
+    if out.returncode != 0:
+        sys.exit(f"build failed:\n{out.stderr[-3000:]}")
+    chapters = {m[1]: float(m[2]) for m in re.finditer(r"\[([\w-]+)\] done in ([\d.]+) s", out.stderr)}
+    return total, chapters
+
+
+def bench_book() -> None:
+    """Cold then warm build of a copy of the project with an empty cache."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from conftest import copy_project
+
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp) / "project"
+        copy_project(project)
+        env = {**os.environ, "SHIFTEVAL_CACHE": str(Path(tmp) / "cache")}
+        for label in ("cold", "warm"):
+            total, chapters = _build(project, env)
+            for name, seconds in chapters.items():
+                print(f"  {label} {name:20s} {seconds:7.1f} s")
+            print(f"{label} build: {total:.1f} s", flush=True)
+        shutil.rmtree(project, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("part", nargs="*", choices=["zoo", "book"], default=["zoo"])
+    for part in parser.parse_args().part:
+        {"zoo": bench_zoo, "book": bench_book}[part]()
+
+
+if __name__ == "__main__":
+    main()
