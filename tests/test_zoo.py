@@ -196,6 +196,20 @@ def test_zoo_predictions_do_not_depend_on_the_callers_thread_count(tiny_world):
     assert np.array_equal(out[1]["v1"], out[2]["v1"])
 
 
+def test_zoo_predictions_do_not_depend_on_the_callers_blas_threads(tiny_world):
+    """The same for scikit-learn models, whose solvers call a multi-threaded BLAS."""
+    from threadpoolctl import threadpool_limits
+
+    spec = models.ModelSpec("lr", "sklearn", "logistic", {"C": 0.1})
+    tr = tiny_world.split_index("train")
+    x = {"train": tiny_world.images[tr]}
+    out = {}
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads):
+            out[threads] = models.train_and_predict(spec, tiny_world.images[tr], tiny_world.labels[tr], x)
+    assert np.array_equal(out[1]["train"], out[2]["train"])
+
+
 @pytest.mark.parametrize("value", ["0", "-2", "many"])
 def test_a_bad_worker_count_is_refused_by_name(monkeypatch, value):
     monkeypatch.setenv("SHIFTEVAL_ZOO_WORKERS", value)

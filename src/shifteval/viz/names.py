@@ -29,6 +29,9 @@ NAMES: dict[str, str] = {
     "cifar10": "CIFAR-10",
     "cifar10_balanced": "CIFAR-10, balanced",
     "imagenet": "ImageNet",
+    "mnist": "MNIST",
+    "fashion-mnist": "Fashion-MNIST",
+    "natural_patches": "natural patches",
     # label-free estimators (Zhu et al. 2023, Table 1; shifteval.autoeval.METHOD_LABELS)
     "softmax_0.8": "softmax τ=0.8",
     "softmax_0.9": "softmax τ=0.9",

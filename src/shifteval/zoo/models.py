@@ -299,6 +299,11 @@ def train_and_predict(
     ((5, 10), dtype('float32'), True, 0.0)
     """
     seed = int(spec.params.get("seed", seed))
+    with one_thread():
+        return _train_and_predict(spec, x_train, y_train, images, seed, progress)
+
+
+def _train_and_predict(spec, x_train, y_train, images, seed, progress):
     if spec.family == "sklearn":
         from sklearn.exceptions import ConvergenceWarning
 
@@ -315,19 +320,20 @@ def train_and_predict(
             full[:, model.classes_] = proba
             out[name] = (full / full.sum(axis=1, keepdims=True)).astype(np.float32)
         return out
-    with one_thread():
-        model = train_torch(spec, x_train, y_train, seed, progress)
-        return {name: predict_torch(model, arr) for name, arr in images.items()}
+    model = train_torch(spec, x_train, y_train, seed, progress)
+    return {name: predict_torch(model, arr) for name, arr in images.items()}
 
 
 @contextlib.contextmanager
 def one_thread() -> Iterator[None]:
-    """Run torch on one intra-op thread inside the block, then restore the thread count.
+    """Run torch, BLAS and OpenMP on one thread inside the block, then restore the thread counts.
 
-    Torch's CPU kernels split reductions by thread count, so a network trained on two threads differs
-    in its last digits from one trained on one, and the differences grow over epochs. Every zoo model is
-    trained and evaluated on one thread: the same predictions on any machine, whether the zoo is built
-    one model after another or by several processes at once (:func:`shifteval.zoo.build_zoo`).
+    Torch's CPU kernels and the BLAS under scikit-learn's solvers split sums by thread count, so a model
+    trained on two threads differs in its last digits from one trained on one, and for networks the
+    differences grow over epochs. Every zoo model is trained and evaluated on one thread: the same
+    predictions on any machine, whether the zoo is built one model after another or by several processes
+    at once (:func:`shifteval.zoo.build_zoo`). Torch's count is set with ``torch.set_num_threads``, the
+    others with ``threadpoolctl`` (a scikit-learn dependency).
 
     Yields
     ------
@@ -342,11 +348,14 @@ def one_thread() -> Iterator[None]:
     >>> inside, torch.get_num_threads() == before
     (1, True)
     """
+    from threadpoolctl import threadpool_limits
+
     torch = _torch()
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        yield
+        with threadpool_limits(limits=1):
+            yield
     finally:
         torch.set_num_threads(before)
 
