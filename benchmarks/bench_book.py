@@ -4,8 +4,9 @@
 ``os.cpu_count()`` processes (one torch thread each, :func:`shifteval.zoo.build_zoo`); prints both times,
 their ratio, and checks that both stores hold the same predictions bit for bit.
 
-``book``: ``shifteval build`` of a copy of the project with an empty cache (cold), then again (warm), with
-the default parameters; prints each chapter's execution time from the build's log and the totals.
+``book``: ``shifteval build`` with the default parameters of two copies of the project, each with an empty
+cache (cold), then of the second again (warm); prints each chapter's execution time from the builds' logs,
+the totals, and whether the two cold builds recorded identical results.
 Targets (2 cores, idle machine): cold ``make book`` <= 5 min, warm <= 5 s, no chapter over 90 s cold
 except replication-world <= 150 s.
 
@@ -17,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -69,21 +69,46 @@ def _build(project: Path, env: dict) -> tuple[float, dict]:
     return total, chapters
 
 
+def _recorded(chapters: Path) -> dict:
+    """Every chapter's recorded results, without the provenance (times, paths, keys)."""
+    import json
+
+    return {
+        path.name: {k: v for k, v in json.loads(path.read_text()).items() if k != "provenance"}
+        for path in sorted(chapters.glob("*.results.json"))
+    }
+
+
 def bench_book() -> None:
-    """Cold then warm build of a copy of the project with an empty cache."""
+    """Two cold builds of two copies of the project, each with an empty cache, then a warm build.
+
+    Prints each chapter's execution time in both cold builds and their median, the totals, and whether
+    the two cold builds recorded identical results (every chapter's ``results.json`` but its provenance).
+    """
     sys.path.insert(0, str(ROOT / "tests"))
     from conftest import copy_project
 
     with tempfile.TemporaryDirectory() as tmp:
-        project = Path(tmp) / "project"
-        copy_project(project)
-        env = {**os.environ, "SHIFTEVAL_CACHE": str(Path(tmp) / "cache")}
-        for label in ("cold", "warm"):
+        runs, recorded = [], []
+        for i in (1, 2):
+            project = copy_project(Path(tmp) / f"project{i}")
+            env = {**os.environ, "SHIFTEVAL_CACHE": str(Path(tmp) / f"cache{i}")}
             total, chapters = _build(project, env)
-            for name, seconds in chapters.items():
-                print(f"  {label} {name:20s} {seconds:7.1f} s")
-            print(f"{label} build: {total:.1f} s", flush=True)
-        shutil.rmtree(project, ignore_errors=True)
+            runs.append((total, chapters))
+            recorded.append(_recorded(project / "book" / "chapters"))
+            print(f"cold build {i}: {total:.1f} s", flush=True)
+        for name in runs[0][1]:
+            times = [chapters[name] for _, chapters in runs]
+            print(
+                f"  cold {name:20s} "
+                + " ".join(f"{t:7.1f}" for t in times)
+                + f"   median {np.median(times):7.1f} s"
+            )
+        print(f"cold build median: {np.median([total for total, _ in runs]):.1f} s")
+        same = recorded[0] == recorded[1]
+        print(f"the two cold builds recorded identical results: {same} ({len(recorded[0])} chapters)")
+        total, _ = _build(project, env)
+        print(f"warm build: {total:.1f} s", flush=True)
 
 
 def main() -> None:

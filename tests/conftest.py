@@ -1,3 +1,4 @@
+import os
 import shutil
 import subprocess
 import sys
@@ -22,11 +23,11 @@ def copy_project(dest: Path) -> Path:
     return dest
 
 
-def shifteval(*args, cwd):
-    """Run the ``shifteval`` command line in a fresh interpreter."""
+def shifteval(*args, cwd, env=None):
+    """Run the ``shifteval`` command line in a fresh interpreter (``env``: variables to set for it)."""
     return subprocess.run(
         [sys.executable, "-m", "shifteval.book.cli", *args],
-        cwd=cwd, capture_output=True, text=True,
+        cwd=cwd, capture_output=True, text=True, env={**os.environ, **env} if env else None,
     )  # fmt: skip
 
 
@@ -53,17 +54,34 @@ def built_book(tmp_path_factory):
     return project, out
 
 
+#: The project's own store of trained models (zoo, OOD-AutoEval backbones): ``make book`` fills it.
+PROJECT_CACHE = ROOT / ".cache" / "shifteval"
+
+
 @pytest.fixture(scope="session")
 def default_project(tmp_path_factory):
-    """A project copy shared by the tests that run chapters with their default parameters."""
-    return copy_project(tmp_path_factory.mktemp("defaults") / "project")
+    """A project copy shared by the tests that run chapters with their default parameters.
+
+    One execution serves both ``make book`` and ``make test``: the copy starts with the chapters this
+    project has published (``make book``), and its runs share the project's model store. A published
+    chapter whose cache key still matches (same source, parameters, library, data and thread count) is
+    not executed again; any other is, and what it trains is stored for the next ``make book``.
+    """
+    project = copy_project(tmp_path_factory.mktemp("defaults") / "project")
+    published = ROOT / "book" / "chapters"
+    for notebook in published.glob("*.ipynb"):
+        results = published / f"{notebook.stem}.results.json"
+        if results.is_file():
+            for path in (results, notebook):  # the notebook last: its key marks the pair complete
+                shutil.copy2(path, project / "book" / "chapters" / path.name)
+    return project
 
 
 def run_default(project, chapter):
     """Run ``chapter`` with its default parameters in ``project`` (once: later calls hit the cache)."""
     import json
 
-    out = shifteval("run", chapter, cwd=project)
+    out = shifteval("run", chapter, cwd=project, env={"SHIFTEVAL_CACHE": str(PROJECT_CACHE)})
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads((project / "book" / "chapters" / f"{chapter}.results.json").read_text())
 

@@ -452,3 +452,134 @@ def test_parameter_file_that_is_not_a_mapping(tmp_path, text):
     bad.write_text(text)
     with pytest.raises(proj.PipelineError, match="expected a mapping with keys description"):
         proj.load_param_set(proj.get_chapter("linear-fits"), str(bad))
+
+
+THREADS = """# %% [markdown]
+# # A chapter that reports its thread pools
+
+# %% tags=["parameters"]
+label = "x"
+
+# %%
+import os
+
+import threadpoolctl
+import torch
+
+from shifteval.book import results
+
+pools = {p["user_api"]: p["num_threads"] for p in threadpoolctl.threadpool_info()}
+R = results.Results()
+R.record({"torch": torch.get_num_threads(), "omp": os.environ.get("OMP_NUM_THREADS"), "pools": pools})
+"""
+
+
+def _run_with_env(project, env, *args):
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "shifteval.book.cli", "run", *args],
+        cwd=project, capture_output=True, text=True, env={**os.environ, **env},
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_chapter_computes_on_the_same_thread_count_whatever_the_callers(project):
+    from shifteval.book.threads import DEFAULT_THREADS
+
+    _add_chapter(project, "threads", THREADS)
+    res_path = project / "book" / "chapters" / "threads.results.json"
+    one = _run_with_env(project, {"OMP_NUM_THREADS": "1", "SHIFTEVAL_THREADS": ""}, "threads")
+    assert one.returncode == 0, one.stderr
+    res = json.loads(res_path.read_text())
+    # the caller ran on one thread; torch, OpenMP and BLAS in the kernel run on the book's count
+    assert res["torch"] == DEFAULT_THREADS and res["omp"] == str(DEFAULT_THREADS)
+    assert set(res["pools"].values()) == {DEFAULT_THREADS}, res["pools"]
+    assert res["provenance"]["threads"] == DEFAULT_THREADS
+    key = res["provenance"]["cache_key"]
+
+    three = _run_with_env(project, {"SHIFTEVAL_THREADS": "3"}, "threads")  # another count: another key
+    assert "executing" in three.stderr, three.stderr
+    res = json.loads(res_path.read_text())
+    assert res["torch"] == 3 and res["provenance"]["threads"] == 3 and res["provenance"]["cache_key"] != key
+
+    for bad in ("0", "two", "-1"):
+        out = _run_with_env(project, {"SHIFTEVAL_THREADS": bad}, "threads", "--force")
+        assert out.returncode != 0 and "SHIFTEVAL_THREADS must be a positive integer" in out.stderr, (
+            out.stderr
+        )
+        assert "executing" not in out.stderr
+    assert json.loads(res_path.read_text())["torch"] == 3  # nothing published by the refused runs
+
+
+STARVED = """# %% [markdown]
+# # A chapter that needs CPU time
+
+# %% tags=["parameters"]
+cpu_seconds = 1.5
+
+# %%
+import time
+
+from shifteval.book import results
+
+start, n = time.process_time(), 0
+while time.process_time() - start < cpu_seconds:  # busy: wall time grows with every pause of the kernel
+    n += 1
+R = results.Results()
+R.record({"cpu_seconds": cpu_seconds, "iterations_positive": n > 0})
+"""
+
+
+def _throttle(pid, stop_s, run_s, stopped):
+    """Pause the process tree of ``pid`` for ``stop_s`` of every ``stop_s + run_s`` seconds until it ends."""
+    import contextlib
+    import signal
+    import time
+
+    import psutil
+
+    root = psutil.Process(pid)
+    while root.is_running() and root.status() != psutil.STATUS_ZOMBIE:
+        try:
+            tree = [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return
+        for p in tree:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                p.send_signal(signal.SIGSTOP)
+        time.sleep(stop_s)
+        stopped.append(stop_s)
+        for p in tree:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                p.send_signal(signal.SIGCONT)
+        time.sleep(run_s)
+
+
+@pytest.mark.slow
+def test_a_chapter_on_a_tiny_cpu_share_completes_and_publishes(project):
+    """The run and its kernel get a quarter of the time they ask for (paused 0.6 s of every 0.8 s): the
+    chapter is slow, not hung, so it must complete; no limit of the pipeline may kill it."""
+    import subprocess
+    import sys
+    import threading
+
+    _add_chapter(project, "starved", STARVED)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "shifteval.book.cli", "run", "starved"],
+        cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    stopped: list[float] = []
+    throttle = threading.Thread(target=_throttle, args=(proc.pid, 0.6, 0.2, stopped), daemon=True)
+    throttle.start()
+    _, err = proc.communicate()
+    throttle.join()
+    assert proc.returncode == 0, err[-3000:]
+    res = json.loads((project / "book" / "chapters" / "starved.results.json").read_text())
+    assert res["iterations_positive"] and res["provenance"]["parameter_set"] == "default"
+    cell = json.loads((project / "book" / "chapters" / "starved.ipynb").read_text())["cells"]
+    busy = [c for c in cell if c["cell_type"] == "code" and "process_time" in "".join(c["source"])][0]
+    # the busy cell really was starved: its wall time is well above the CPU time it used
+    assert busy["metadata"]["papermill"]["duration"] > 2.5 * res["cpu_seconds"], busy["metadata"]
+    assert sum(stopped) >= 5, sum(stopped)

@@ -46,9 +46,19 @@ def test_local_weights_load_offline_and_predict(weights, cifar_root):
 
 @pytest.mark.slow
 def test_missing_cache_without_download_is_a_clear_error(monkeypatch, tmp_path):
+    import socket
+
+    from huggingface_hub import constants
+
     monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-cache"))
+    lookups = []  # the hub client must not even try the network (it retried for 45 s before failing)
+    real_lookup = socket.getaddrinfo
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: lookups.append(a[0]) or real_lookup(*a, **k))
+    offline_before = constants.HF_HUB_OFFLINE
     with pytest.raises(FileNotFoundError, match="not in the local cache and downloads are not allowed"):
         pretrained.load_model("resnet10t", "cache")
+    assert lookups == []
+    assert constants.HF_HUB_OFFLINE == offline_before  # the offline switch is undone
 
 
 def test_job_writes_the_store_and_skips_when_done(weights, cifar_root, tmp_path):

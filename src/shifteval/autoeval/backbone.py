@@ -118,7 +118,7 @@ def prepare_backbone(arch: str, x_train: ArrayLike, y_train: ArrayLike, meta_poo
     before, e.g. for another backbone: one detector for all backbones, as in the paper's §4.2) it is used
     as given; otherwise, with ``outliers``, it is fine-tuned from this network with outlier exposure
     (:func:`shifteval.autoeval.detector.train_detector`). With ``cache`` (a folder), weights and outputs are
-    stored under a key of every input and of the code, and reused.
+    stored under a key of every input, of the code and of torch's thread count, and reused.
 
     Parameters
     ----------
@@ -182,7 +182,8 @@ def prepare_backbone(arch: str, x_train: ArrayLike, y_train: ArrayLike, meta_poo
         {"arch": arch, "epochs": epochs, "n_sets": n_sets, "n_val_sets": n_val_sets, "set_size": set_size,
          "seed": seed, "detector_epochs": detector_epochs, "detector_lr": detector_lr,
          "data": [x_train, y_train, xm, ym, xv, yv, np.zeros(0) if outliers is None else outliers],
-         "detector": None if detector is None else state_bytes(detector)},
+         "detector": None if detector is None else state_bytes(detector),
+         "threads": _torch().get_num_threads()},  # torch's sums, and so the trained weights, depend on it
         modules=["shifteval.autoeval.backbone"],  # and everything it imports (networks, detector, meta-sets)
         packages=["numpy", "torch", "scikit-learn"],
     )  # fmt: skip

@@ -292,10 +292,13 @@ def fit(
 
     if val_meta is not None and len(alphas) > 1:
         v_reps, v_acc = meta_targets(*val_meta, ref)
-        scores = {a: rmse(mlp_with(a).predict(v_reps), v_acc) for a in alphas}
+        fitted = {a: mlp_with(a) for a in alphas}  # the winner is kept: fitting it again gives the same MLP
+        scores = {a: rmse(m.predict(v_reps), v_acc) for a, m in fitted.items()}
         alpha = min(scores, key=scores.__getitem__)
+        mlp = fitted[alpha]
     else:
         alpha = alphas[0]
+        mlp = mlp_with(alpha)
     linear = LinearRegression().fit(reps[:, -1:], acc)
     if all(o.rotation_correct is not None for o in meta_outputs):
         rot = np.array([o.rotation_correct.mean() for o in meta_outputs])
@@ -307,7 +310,7 @@ def fit(
     t = fit_temperature(val_outputs.logits, val_labels)
     return AutoEval(
         ref,
-        mlp_with(alpha),
+        mlp,
         linear,
         (float(slope), float(intercept)),
         float(val_correct.mean()),

@@ -5,8 +5,8 @@ the notebook in memory, and the executed notebook plus its ``<chapter>.results.j
 in ``book/chapters/``; ``jupyter-book build`` then renders them without executing anything.
 
 A chapter is re-executed only when something it depends on changed: its cache key hashes the
-notebook source, the resolved parameters, every file of the ``shifteval`` package, the data
-files its parameters name, and the versions of the key packages. The key is stored in the
+notebook source, the resolved parameters, the thread count (``shifteval.book.threads``), every file
+of the ``shifteval`` package, the data files its parameters name, and the versions of the key packages. The key is stored in the
 executed notebook's metadata, beside the provenance readers see (parameters, library version,
 git commit, duration).
 """
@@ -59,6 +59,11 @@ from .provenance import (
     student_notice,
 )
 from .results import ENV_RESULTS, ENV_STRICT
+from .threads import chapter_threads, kernel_variables, startup_arguments
+
+#: Seconds a chapter's kernel may take to start (papermill's default is 60, which a machine under load can
+#: exceed; a kernel that exits while starting fails the run at once, whatever this limit).
+KERNEL_START_TIMEOUT = 1800
 
 
 @dataclass
@@ -134,7 +139,11 @@ def run_chapter(
     out = out if out.is_absolute() else Path.cwd() / out
     notebook_path = out / f"{name}.ipynb"
     results_path = out / f"{name}.results.json"
-    key = cache_key(chapter, parameters)
+    try:
+        threads = chapter_threads()
+    except ValueError as exc:
+        raise PipelineError(str(exc)) from None
+    key = cache_key(chapter, parameters, threads)
 
     if not force and cached_key(notebook_path) == key:
         _log(f"[{name}] up to date (parameter set {param_set.name!r}); skipped")
@@ -149,7 +158,9 @@ def run_chapter(
         running_results = work / f"{name}.results.json"
         start = time.perf_counter()
         try:
-            with _kernel_environment({ENV_RESULTS: str(running_results), ENV_STRICT: "1" if strict else "0"}):
+            # the same thread count on every machine (shifteval.book.threads), and where results go
+            kernel_env = {ENV_RESULTS: str(running_results), ENV_STRICT: "1" if strict else "0"}
+            with _kernel_environment({**kernel_env, **kernel_variables(threads)}):
                 executed = papermill.execute_notebook(
                     nb,
                     str(running_nb),
@@ -158,9 +169,11 @@ def run_chapter(
                     cwd=str(root),
                     progress_bar=progress,
                     execution_timeout=param_set.timeout,
+                    # a kernel on a busy machine can take minutes to start; one that died is reported at once
+                    start_timeout=KERNEL_START_TIMEOUT,
                     report_mode=False,
                     # the kernel's own log (not cell output) only says that it talks to us over local TCP
-                    extra_arguments=["--IPKernelApp.log_level=ERROR"],
+                    extra_arguments=["--IPKernelApp.log_level=ERROR", *startup_arguments(threads)],
                 )
         except papermill.PapermillExecutionError as exc:
             failed_dir = root / "_build" / "failed"
@@ -197,6 +210,7 @@ def run_chapter(
         "cache_key": key,
         "git_commit": git_commit(root),
         "duration_s": round(duration, 1),
+        "threads": threads,
         "packages": package_versions(),
         "strict_claims": strict,
         **({"note": note} if note else {}),

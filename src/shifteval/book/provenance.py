@@ -17,6 +17,7 @@ from typing import Any
 
 from ..utils import cache
 from .project import RESERVED_PARAMETERS, Chapter
+from .threads import DEFAULT_THREADS
 
 KEY_PACKAGES = (
     "numpy", "scipy", "pandas", "matplotlib", "seaborn", "scikit-learn", "torch", "timm",
@@ -73,10 +74,11 @@ def package_versions() -> dict[str, str | None]:
     return cache.package_versions(KEY_PACKAGES)
 
 
-def cache_key(chapter: Chapter, parameters: dict[str, Any]) -> str:
+def cache_key(chapter: Chapter, parameters: dict[str, Any], threads: int = DEFAULT_THREADS) -> str:
     r"""Content hash of everything a chapter's output depends on.
 
-    It hashes the notebook source, the resolved parameters, every file of the ``shifteval`` package,
+    It hashes the notebook source, the resolved parameters, the kernel's thread count (see
+    :mod:`shifteval.book.threads`), every file of the ``shifteval`` package,
     the data files or folders that string parameters name (when they exist, relative to the project
     root), and the versions of :data:`KEY_PACKAGES` (see :func:`shifteval.utils.cache.key`).
 
@@ -86,6 +88,8 @@ def cache_key(chapter: Chapter, parameters: dict[str, Any]) -> str:
         The chapter.
     parameters : dict
         Its resolved parameters (see :func:`~shifteval.book.project.resolve_parameters`).
+    threads : int
+        The thread count the kernel computes on (:func:`~shifteval.book.threads.chapter_threads`).
 
     Returns
     -------
@@ -103,11 +107,12 @@ def cache_key(chapter: Chapter, parameters: dict[str, Any]) -> str:
     ...     key = cache_key(chapter, {"table": "data.csv"})
     ...     same = cache_key(chapter, {"table": "data.csv"}) == key
     ...     _ = (chapter.root / "data.csv").write_text("1,3\n")  # the named file changed
-    ...     len(key), same, cache_key(chapter, {"table": "data.csv"}) == key
-    (16, True, False)
+    ...     one_thread = cache_key(chapter, {"table": "data.csv"}, threads=1) == key  # another thread count
+    ...     len(key), same, cache_key(chapter, {"table": "data.csv"}) == key, one_thread
+    (16, True, False, False)
     """
     return cache.key(
-        {"source": chapter.source.read_text(encoding="utf-8"), "parameters": parameters},
+        {"source": chapter.source.read_text(encoding="utf-8"), "parameters": parameters, "threads": threads},
         modules=["shifteval"],  # a notebook may import anything of the library
         packages=KEY_PACKAGES,
         paths=_data_paths(parameters, chapter.root),
@@ -439,7 +444,8 @@ def provenance_box(
         f"- **Library:** shifteval {provenance['library_version']} (library hash `{library_hash()[:12]}`, "
         f"commit `{commit[:12]}`)",
         f"- **Chapter source:** `notebooks/{chapter.source.name}`, SHA-256 `{source_hash}`",
-        f"- **Executed in:** {provenance['duration_s']} s",
+        f"- **Executed in:** {provenance['duration_s']} s"
+        + (f" on {provenance['threads']} thread(s)" if provenance.get("threads") else ""),
         f"- **Re-run it:** `{command}`",
         f"- **Download:** {{download}}`the executed notebook <{chapter.name}.ipynb>` · "
         f"{{download}}`its jupytext source <../../notebooks/{chapter.source.name}>`",

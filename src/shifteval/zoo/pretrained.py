@@ -8,6 +8,7 @@ data configuration for the model; inference runs on CUDA when available, otherwi
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -76,10 +77,9 @@ def load_model(
     if num_classes is not None:
         kwargs["num_classes"] = num_classes
     if weights == "cache":
-        if not allow_download:
-            os.environ["HF_HUB_OFFLINE"] = "1"
         try:
-            model = timm.create_model(name, pretrained=True, **kwargs)
+            with contextlib.nullcontext() if allow_download else _offline():
+                model = timm.create_model(name, pretrained=True, **kwargs)
         except Exception as exc:  # the hub client raises several types when offline
             raise FileNotFoundError(
                 f"pretrained weights of {name!r} are not in the local cache and downloads are not allowed; "
@@ -90,6 +90,23 @@ def load_model(
         if weights is not None:
             model.load_state_dict(load_state_dict(weights))
     return model.eval()
+
+
+@contextlib.contextmanager
+def _offline():
+    """The Hugging Face hub client in offline mode: a missing file fails at once, with no network retry.
+
+    The client reads ``HF_HUB_OFFLINE`` once, when it is imported, so the environment variable set later
+    has no effect; its module constant is switched for the call and restored afterwards.
+    """
+    from huggingface_hub import constants
+
+    before = constants.HF_HUB_OFFLINE
+    constants.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        constants.HF_HUB_OFFLINE = before
 
 
 def load_state_dict(path: str | os.PathLike) -> dict:

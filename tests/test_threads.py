@@ -1,0 +1,56 @@
+"""Claims that survive another machine's arithmetic: the torch-trained chapters on another thread count.
+
+Every chapter computes on the same thread count on every machine (:mod:`shifteval.book.threads`), but a
+processor with other vector instructions still runs other kernels. Training on one thread instead of two
+changes the arithmetic the same way (sums split differently, amplified over the epochs), so the two
+chapters whose networks train for many epochs are re-run so, with their default parameters: every claim
+must still hold, i.e. no recorded number may move by more than the margins of the claims built on it.
+"""
+
+import json
+import math
+
+import pytest
+from conftest import copy_project, run_default, shifteval
+
+from shifteval.book.threads import DEFAULT_THREADS
+
+TORCH_CHAPTERS = ["ood-autoeval", "mlm"]
+
+
+def _leaves(value, path=""):
+    """Every number a chapter recorded (``results.json`` outside provenance, claims and citations)."""
+    if isinstance(value, dict):
+        skip = {"provenance", "claims", "citations", "figures"} if not path else set()
+        return {
+            k: v
+            for key, item in value.items()
+            if key not in skip
+            for k, v in _leaves(item, f"{path}/{key}").items()
+        }
+    if isinstance(value, list):
+        return {k: v for i, item in enumerate(value) for k, v in _leaves(item, f"{path}[{i}]").items()}
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return {path: float(value)}
+    return {}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", TORCH_CHAPTERS)
+def test_claims_hold_when_the_networks_train_on_another_thread_count(chapter, default_project, tmp_path):
+    book = run_default(default_project, chapter)  # the book's run, shared with the chapter's own tests
+    project = copy_project(tmp_path / "project")
+    out = shifteval("run", chapter, cwd=project, env={"SHIFTEVAL_THREADS": "1"})
+    # a default run fails, naming them, when any claim does not hold
+    assert out.returncode == 0, out.stderr[-3000:]
+    other = json.loads((project / "book" / "chapters" / f"{chapter}.results.json").read_text())
+    assert book["provenance"]["threads"] == DEFAULT_THREADS and other["provenance"]["threads"] == 1
+    assert book["provenance"]["strict_claims"] and other["provenance"]["strict_claims"]
+    assert [c["id"] for c in other["claims"]] == [c["id"] for c in book["claims"]]
+    assert all(c["holds"] for c in other["claims"]), [c["id"] for c in other["claims"] if not c["holds"]]
+    a, b = _leaves(book), _leaves(other)
+    assert a.keys() == b.keys()
+    moved = {k: (a[k], b[k]) for k in a if not (a[k] == b[k] or (math.isnan(a[k]) and math.isnan(b[k])))}
+    assert moved, "the one-thread run recorded the same numbers: it did not test other arithmetic"
+    largest = sorted(moved.items(), key=lambda kv: -abs(kv[1][0] - kv[1][1]))[:8]
+    print(f"\n{chapter}: {len(moved)} of {len(a)} recorded numbers moved; largest: {largest}")
