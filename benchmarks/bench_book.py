@@ -7,6 +7,9 @@ their ratio, and checks that both stores hold the same predictions bit for bit.
 ``book``: ``shifteval build`` with the default parameters of two copies of the project, each with an empty
 cache (cold), then of the second again (warm); prints each chapter's execution time from the builds' logs,
 the totals, and whether the two cold builds recorded identical results.
+
+``warm``: ``shifteval build`` five times in a built project (``--project``, this one by default), where
+nothing is left to execute or render; prints each time and the median.
 Targets (2 cores, idle machine): cold ``make book`` <= 5 min, warm <= 5 s, no chapter over 90 s cold
 except replication-world <= 150 s.
 
@@ -111,13 +114,29 @@ def bench_book() -> None:
         print(f"warm build: {total:.1f} s", flush=True)
 
 
+def bench_warm(project: Path, runs: int = 5) -> None:
+    """``shifteval build`` of an already built project, ``runs`` times: nothing to execute or render."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        out = subprocess.run(
+            [sys.executable, "-m", "shifteval.book.cli", "build"], cwd=project, capture_output=True, text=True
+        )
+        times.append(time.perf_counter() - start)
+        if out.returncode != 0 or "[book] up to date" not in out.stderr:
+            sys.exit(f"not a warm build (build the project first):\n{out.stderr[-3000:]}")
+    print("warm builds: " + ", ".join(f"{t:.2f}" for t in times) + f" s; median {np.median(times):.2f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("part", nargs="*", choices=["zoo", "book"], default=["zoo"])
-    for part in parser.parse_args().part:
-        {"zoo": bench_zoo, "book": bench_book}[part]()
+    parser.add_argument("part", nargs="*", choices=["zoo", "book", "warm"], default=["zoo"])
+    parser.add_argument("--project", type=Path, default=ROOT, help="the built project `warm` times")
+    args = parser.parse_args()
+    for part in args.part:
+        {"zoo": bench_zoo, "book": bench_book, "warm": lambda: bench_warm(args.project)}[part]()
 
 
 if __name__ == "__main__":

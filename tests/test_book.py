@@ -23,6 +23,25 @@ def test_smoke_build_succeeds_without_warnings(built_book):
         assert (project / "_build" / "html" / "book" / "chapters" / f"{name}.html").is_file(), name
 
 
+def test_a_build_with_nothing_changed_skips_the_html_and_an_edited_page_rebuilds_it(built_book):
+    project, _ = built_book
+    html = project / "_build" / "html"
+    page, built = project / "book" / "reproducing.md", html / "book" / "reproducing.html"
+    again = shifteval("build", cwd=project)  # every chapter keeps its (smoke) run
+    assert again.returncode == 0 and "[book] up to date" in again.stderr, again.stderr[-2000:]
+    original = page.read_text()
+    try:
+        page.write_text(original + "\nA sentence added after the first build.\n")
+        edited = shifteval("build", cwd=project)
+        assert edited.returncode == 0, edited.stderr[-3000:]
+        assert "[book] up to date" not in edited.stderr
+        assert "A sentence added after the first build." in built.read_text(encoding="utf-8")
+    finally:  # the other tests read this book: put the page and its HTML back
+        page.write_text(original)
+        restored = shifteval("build", cwd=project)
+    assert restored.returncode == 0 and "A sentence added" not in built.read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("name", CHAPTERS)
 def test_every_chapter_executes_and_records_results(built_book, name):
     project, out = built_book
@@ -60,8 +79,9 @@ def test_warm_build_skips_every_chapter(built_book):
     project, _ = built_book
     out = shifteval("build", "--params", "smoke", cwd=project)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stderr.count("up to date") == len(CHAPTERS)
+    assert [name for name in CHAPTERS if f"[{name}] up to date" in out.stderr] == CHAPTERS
     assert "executing" not in out.stderr
+    assert "[book] up to date" in out.stderr  # nor is the HTML rendered again
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

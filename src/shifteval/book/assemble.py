@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from ..utils.io import atomic_write_json
+from ..utils.io import atomic_write_bytes, atomic_write_json
 from .project import PipelineError
 
 
@@ -100,6 +100,72 @@ def fetch_data(names: Sequence[str], data_root: Path) -> None:
         )
 
 
+#: The file in a built HTML folder that holds :func:`book_inputs_digest` of the build that wrote it.
+BUILD_STAMP = ".shifteval-inputs"
+
+#: Packages whose versions change the HTML (the book's builder and its extensions).
+BOOK_PACKAGES = ("jupyter-book", "sphinx", "myst-nb", "myst-parser", "sphinx-book-theme", "sphinx-exercise",
+                 "sphinxcontrib-bibtex", "sphinx-togglebutton")  # fmt: skip
+
+
+def book_inputs_digest(source: Path, arguments: Sequence[str], config: Path | None = None) -> str:
+    r"""A digest of everything the HTML book is built from.
+
+    A build whose digest matches the stamp of the HTML in place skips ``jupyter-book`` (which would
+    otherwise reload every page's doctree to number figures, seconds even when nothing changed). The
+    digest covers the book's configuration and table of contents, every file under ``book/`` (pages,
+    executed chapters, bibliography, static files) and ``notebooks/`` (offered as downloads), the
+    ``shifteval`` package (the library reference is generated from its docstrings), the builder's
+    arguments and edition configuration, and the versions of :data:`BOOK_PACKAGES`.
+
+    Parameters
+    ----------
+    source : pathlib.Path
+        The book's source folder (the project root, or the real-data edition's sources).
+    arguments : sequence of str
+        ``jupyter-book``'s arguments.
+    config : pathlib.Path, optional
+        The edition's configuration file, when one replaces ``_config.yml``.
+
+    Returns
+    -------
+    str
+        A SHA-256 hex digest.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     root = Path(tmp)
+    ...     (root / "book").mkdir()
+    ...     _ = (root / "book" / "intro.md").write_text("# Intro\n")
+    ...     before = book_inputs_digest(root, ["build"])
+    ...     same = book_inputs_digest(root, ["build"]) == before
+    ...     _ = (root / "book" / "intro.md").write_text("# Introduction\n")
+    ...     same, book_inputs_digest(root, ["build"]) == before, book_inputs_digest(root, ["other"]) == before
+    (True, False, False)
+    """
+    import hashlib
+    import json
+
+    from ..utils import cache
+
+    digest = hashlib.sha256()
+    files = [source / "_config.yml", source / "_toc.yml", *([config] if config is not None else [])]
+    for folder in ("book", "notebooks"):
+        files += sorted(p for p in (source / folder).rglob("*") if not p.name.endswith(".lock"))
+    for path in files:
+        if path.is_file():
+            digest.update(
+                f"{path.relative_to(source) if path.is_relative_to(source) else path.name}\0".encode()
+            )
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    extra = {"arguments": list(arguments), "library": cache.source_digest(["shifteval"]),
+             "packages": cache.package_versions(BOOK_PACKAGES)}  # fmt: skip
+    digest.update(json.dumps(extra, sort_keys=True).encode())
+    return digest.hexdigest()
+
+
 def _jupyter_book(
     source: Path, out: Path | None, title_suffix: str = "", hide_solutions: bool = False
 ) -> Path:
@@ -114,9 +180,16 @@ def _jupyter_book(
         work.mkdir(parents=True, exist_ok=True)
         atomic_write_json(work / "_config.json", config)  # YAML is a superset of JSON
         cmd += ["--config", str(work / "_config.json"), "--path-output", str(work)]
+    built = (work if work is not None else source) / "_build"
+    final = out / "html" if out is not None else built / "html"
+    stamp = final / BUILD_STAMP
+    inputs = book_inputs_digest(source, cmd[1:], work / "_config.json" if work is not None else None)
+    if (final / "index.html").is_file() and stamp.is_file() and stamp.read_text(encoding="utf-8") == inputs:
+        _log(f"[book] up to date (nothing the HTML is built from changed); skipped: {final / 'index.html'}")
+        return final / "index.html"
+    stamp.unlink(missing_ok=True)  # a build stopped halfway must not leave a matching stamp behind
     _log("[book] " + " ".join(cmd[1:]))
     proc = subprocess.run(cmd, cwd=source)
-    built = (work if work is not None else source) / "_build"
     if proc.returncode != 0:
         # Sphinx builds incrementally: left in place, a failed build's environment would let the next
         # build "succeed" without re-reading the pages that warned. Remove it, and the untrusted HTML.
@@ -124,11 +197,9 @@ def _jupyter_book(
             shutil.rmtree(built / stale, ignore_errors=True)
         raise PipelineError(f"jupyter-book build failed (exit {proc.returncode}); see the warnings above")
     if out is not None:  # and work is out / "work"
-        final = out / "html"
         shutil.rmtree(final, ignore_errors=True)
         os.replace(built / "html", final)
-    else:
-        final = built / "html"
+    atomic_write_bytes(stamp, inputs.encode("utf-8"))
     index = final / "index.html"
     _log(f"[book] ready: {index}")
     return index
