@@ -153,6 +153,16 @@ def test_results_cache_hit_miss_and_force(project):
     again = shifteval("run", "tiny", cwd=project)
     assert "up to date" in again.stderr and nb_path.stat().st_mtime_ns == mtime  # cache hit
 
+    # the set's own value as an override: the same parameters, but the run only reports its claims, so it
+    # must not stand in for the default run, nor the default run for it
+    same_values = shifteval("run", "tiny", "-p", "scale=3", cwd=project)
+    assert "executing" in same_values.stderr, same_values.stderr
+    assert not json.loads((project / "book" / "chapters" / "tiny.results.json").read_text())["provenance"][
+        "strict_claims"
+    ]
+    default_again = shifteval("run", "tiny", cwd=project)
+    assert "executing" in default_again.stderr, default_again.stderr
+
     changed = shifteval("run", "tiny", "-p", "label=y", cwd=project)  # parameters changed: miss
     assert "executing" in changed.stderr
     assert json.loads((project / "book" / "chapters" / "tiny.results.json").read_text())["label"] == "y"
@@ -541,8 +551,10 @@ def _throttle(pid, stop_s, run_s, stopped):
     import psutil
 
     root = psutil.Process(pid)
-    while root.is_running() and root.status() != psutil.STATUS_ZOMBIE:
+    while True:
         try:
+            if root.status() == psutil.STATUS_ZOMBIE:
+                return
             tree = [root, *root.children(recursive=True)]
         except psutil.NoSuchProcess:
             return

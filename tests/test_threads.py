@@ -2,9 +2,9 @@
 
 Every chapter computes on the same thread count on every machine (:mod:`shifteval.book.threads`), but a
 processor with other vector instructions still runs other kernels. Training on one thread instead of two
-changes the arithmetic the same way (sums split differently, amplified over the epochs), so the two
-chapters whose networks train for many epochs are re-run so, with their default parameters: every claim
-must still hold, i.e. no recorded number may move by more than the margins of the claims built on it.
+is one such change of arithmetic (sums split differently, amplified over the epochs), so the two chapters
+whose networks train for many epochs are re-run so, with their default parameters: every claim must still
+hold, i.e. no number a claim rests on may move past that claim's margin.
 """
 
 import json

@@ -104,8 +104,9 @@ def fetch_data(names: Sequence[str], data_root: Path) -> None:
 BUILD_STAMP = ".shifteval-inputs"
 
 #: Packages whose versions change the HTML (the book's builder and its extensions).
-BOOK_PACKAGES = ("jupyter-book", "sphinx", "myst-nb", "myst-parser", "sphinx-book-theme", "sphinx-exercise",
-                 "sphinxcontrib-bibtex", "sphinx-togglebutton")  # fmt: skip
+BOOK_PACKAGES = ("jupyter-book", "sphinx", "myst-nb", "myst-parser", "sphinx-book-theme", "pydata-sphinx-theme",
+                 "sphinx-exercise", "sphinxcontrib-bibtex", "sphinx-togglebutton", "sphinx-design",
+                 "sphinx-mathjax-offline", "docutils", "pygments")  # fmt: skip
 
 
 def book_inputs_digest(source: Path, arguments: Sequence[str], config: Path | None = None) -> str:
@@ -116,7 +117,8 @@ def book_inputs_digest(source: Path, arguments: Sequence[str], config: Path | No
     digest covers the book's configuration and table of contents, every file under ``book/`` (pages,
     executed chapters, bibliography, static files) and ``notebooks/`` (offered as downloads), the
     ``shifteval`` package (the library reference is generated from its docstrings), the builder's
-    arguments and edition configuration, and the versions of :data:`BOOK_PACKAGES`.
+    arguments and edition configuration, and the versions of :data:`BOOK_PACKAGES`. Only the built
+    folder's ``index.html`` is checked to exist: ``make clean`` (or deleting ``_build``) forces a rebuild.
 
     Parameters
     ----------

@@ -5,9 +5,9 @@ the notebook in memory, and the executed notebook plus its ``<chapter>.results.j
 in ``book/chapters/``; ``jupyter-book build`` then renders them without executing anything.
 
 A chapter is re-executed only when something it depends on changed: its cache key hashes the
-notebook source, the resolved parameters, the thread count (``shifteval.book.threads``), every file
-of the ``shifteval`` package, the data files its parameters name, and the versions of the key packages. The key is stored in the
-executed notebook's metadata, beside the provenance readers see (parameters, library version,
+notebook source, the resolved parameters, whether the claims are enforced, the thread count
+(``shifteval.book.threads``), every file of the ``shifteval`` package, the data files its parameters
+name, and the versions of the key packages. The key is stored in the executed notebook's metadata, beside the provenance readers see (parameters, library version,
 git commit, duration).
 """
 
@@ -61,9 +61,10 @@ from .provenance import (
 from .results import ENV_RESULTS, ENV_STRICT
 from .threads import chapter_threads, kernel_variables, startup_arguments
 
-#: Seconds a chapter's kernel may take to start (papermill's default is 60, which a machine under load can
-#: exceed; a kernel that exits while starting fails the run at once, whatever this limit).
-KERNEL_START_TIMEOUT = 1800
+#: Seconds the pipeline waits for a chapter's kernel to start, and for a cell's last outputs once the cell
+#: has finished. Papermill's defaults (60 s and 4 s) can pass on a machine under load: the run then
+#: failed, or went on without the cell's last outputs. A kernel that exits fails the run at once.
+KERNEL_WAIT = 1800
 
 
 @dataclass
@@ -139,17 +140,18 @@ def run_chapter(
     out = out if out.is_absolute() else Path.cwd() / out
     notebook_path = out / f"{name}.ipynb"
     results_path = out / f"{name}.results.json"
+    # the default set, unchanged: its claims must hold (a run with overrides only reports them)
+    strict = param_set.path == chapter.params_dir / "default.yaml" and not overrides
     try:
         threads = chapter_threads()
     except ValueError as exc:
         raise PipelineError(str(exc)) from None
-    key = cache_key(chapter, parameters, threads)
+    key = cache_key(chapter, parameters, threads, strict)
 
     if not force and cached_key(notebook_path) == key:
         _log(f"[{name}] up to date (parameter set {param_set.name!r}); skipped")
         return RunResult(name, "cached", notebook_path, results_path, 0.0)
 
-    strict = param_set.path == chapter.params_dir / "default.yaml" and not overrides
     nb = jupytext.read(chapter.source, fmt="py:percent")
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     _log(f"[{name}] executing with parameter set {param_set.name!r} ...")
@@ -169,8 +171,11 @@ def run_chapter(
                     cwd=str(root),
                     progress_bar=progress,
                     execution_timeout=param_set.timeout,
-                    # a kernel on a busy machine can take minutes to start; one that died is reported at once
-                    start_timeout=KERNEL_START_TIMEOUT,
+                    # a kernel on a busy machine can take minutes to start or to send a cell's outputs;
+                    # outputs still missing after that fail the run rather than publish a page without them
+                    start_timeout=KERNEL_WAIT,
+                    iopub_timeout=KERNEL_WAIT,
+                    raise_on_iopub_timeout=True,
                     report_mode=False,
                     # the kernel's own log (not cell output) only says that it talks to us over local TCP
                     extra_arguments=["--IPKernelApp.log_level=ERROR", *startup_arguments(threads)],

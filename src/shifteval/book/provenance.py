@@ -74,11 +74,13 @@ def package_versions() -> dict[str, str | None]:
     return cache.package_versions(KEY_PACKAGES)
 
 
-def cache_key(chapter: Chapter, parameters: dict[str, Any], threads: int = DEFAULT_THREADS) -> str:
+def cache_key(
+    chapter: Chapter, parameters: dict[str, Any], threads: int = DEFAULT_THREADS, strict: bool = False
+) -> str:
     r"""Content hash of everything a chapter's output depends on.
 
-    It hashes the notebook source, the resolved parameters, the kernel's thread count (see
-    :mod:`shifteval.book.threads`), every file of the ``shifteval`` package,
+    It hashes the notebook source, the resolved parameters, whether the run enforces its claims, the
+    kernel's thread count (see :mod:`shifteval.book.threads`), every file of the ``shifteval`` package,
     the data files or folders that string parameters name (when they exist, relative to the project
     root), and the versions of :data:`KEY_PACKAGES` (see :func:`shifteval.utils.cache.key`).
 
@@ -90,6 +92,9 @@ def cache_key(chapter: Chapter, parameters: dict[str, Any], threads: int = DEFAU
         Its resolved parameters (see :func:`~shifteval.book.project.resolve_parameters`).
     threads : int
         The thread count the kernel computes on (:func:`~shifteval.book.threads.chapter_threads`).
+    strict : bool
+        Whether a claim that does not hold fails the run (the default set without overrides): a run that
+        only reported its claims never stands in for one that enforced them, even with equal values.
 
     Returns
     -------
@@ -108,11 +113,17 @@ def cache_key(chapter: Chapter, parameters: dict[str, Any], threads: int = DEFAU
     ...     same = cache_key(chapter, {"table": "data.csv"}) == key
     ...     _ = (chapter.root / "data.csv").write_text("1,3\n")  # the named file changed
     ...     one_thread = cache_key(chapter, {"table": "data.csv"}, threads=1) == key  # another thread count
-    ...     len(key), same, cache_key(chapter, {"table": "data.csv"}) == key, one_thread
-    (16, True, False, False)
+    ...     strict = cache_key(chapter, {"table": "data.csv"}, strict=True) == key  # claims enforced
+    ...     len(key), same, cache_key(chapter, {"table": "data.csv"}) == key, one_thread, strict
+    (16, True, False, False, False)
     """
     return cache.key(
-        {"source": chapter.source.read_text(encoding="utf-8"), "parameters": parameters, "threads": threads},
+        {
+            "source": chapter.source.read_text(encoding="utf-8"),
+            "parameters": parameters,
+            "threads": threads,
+            "strict": strict,
+        },  # fmt: skip
         modules=["shifteval"],  # a notebook may import anything of the library
         packages=KEY_PACKAGES,
         paths=_data_paths(parameters, chapter.root),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 #: Threads of a chapter's kernel (torch's intra-op pool, OpenMP, BLAS) unless ``SHIFTEVAL_THREADS`` is set.
-#: Two: the cores of a small laptop. A one-core machine runs the two in turn: slower, the same numbers.
+#: Two: the cores of a small laptop. A machine with fewer cores still runs torch on two threads, in turn.
 DEFAULT_THREADS = 2
 
 #: The variables that size the thread pools of torch, OpenMP (scikit-learn), OpenBLAS and MKL at start-up.
@@ -87,11 +87,14 @@ def pin(threads: int) -> None:
 
     Examples
     --------
-    >>> import torch
+    >>> import threadpoolctl, torch
     >>> before = torch.get_num_threads()
-    >>> pin(3); torch.get_num_threads()
+    >>> with threadpoolctl.threadpool_limits(limits=None):  # restores the BLAS/OpenMP pools on exit
+    ...     pin(3)
+    ...     inside = torch.get_num_threads()
+    ...     torch.set_num_threads(before)
+    >>> inside
     3
-    >>> pin(before)
     """
     import threadpoolctl
     import torch
