@@ -116,7 +116,9 @@ def test_real_edition_fetches_data_runs_real_sets_and_says_when_there_is_none(tm
     assert not list((project / "book" / "chapters").glob("*.ipynb"))
     # a second build finds the data and the chapters current
     again = subprocess.run(cmd, cwd=project, capture_output=True, text=True)
-    assert again.returncode == 0 and again.stderr.count("up to date") == 2, again.stderr[-2000:]
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert again.stderr.count("] up to date (parameter set") == 2, again.stderr[-2000:]  # both chapters
+    assert "[book] up to date" in again.stderr  # and the HTML
 
 
 def test_real_set_keys_are_checked(tmp_path):
