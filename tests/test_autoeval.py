@@ -23,9 +23,15 @@ def test_frechet_distance_matches_scipy_and_is_safe_for_singular_covariances():
     ref = np.sum((a.mean(0) - b.mean(0)) ** 2) + np.trace(c1 + c2 - 2 * linalg.sqrtm(c1 @ c2).real)
     assert ae.frechet_distance(a.mean(0), c1, b.mean(0), c2) == pytest.approx(ref, rel=1e-8)
     assert ae.frechet_distance(a.mean(0), c1, a.mean(0), c1) == pytest.approx(0, abs=1e-9)
+    assert ae.frechet_distance(b.mean(0), c2, a.mean(0), c1) == pytest.approx(ref, rel=1e-8)  # symmetric
+    known = ae.Reference(b.mean(0), c2, np.zeros(1)).sqrt_cov  # a reference's square root, computed once
+    assert known @ known == pytest.approx(c2, abs=1e-12)
+    assert ae.frechet_distance(b.mean(0), c2, a.mean(0), c1, sqrt_cov1=known) == pytest.approx(ref, rel=1e-8)
     low = rng.normal(size=(5, 12))  # 5 samples in 12 dimensions: rank-deficient covariance
-    fd = ae.frechet_distance(low.mean(0), np.cov(low, rowvar=False), b.mean(0), c2)
+    c_low = np.cov(low, rowvar=False)
+    fd = ae.frechet_distance(low.mean(0), c_low, b.mean(0), c2)
     assert np.isfinite(fd) and fd > 0
+    assert ae.frechet_distance(b.mean(0), c2, low.mean(0), c_low) == pytest.approx(fd, rel=1e-6)
 
 
 def test_representation_layout_is_mean_then_variance_then_fd():

@@ -77,6 +77,9 @@ def _split(values, lengths):
 def state_bytes(model: torch.nn.Module) -> np.ndarray:
     """A torch model's weights as bytes (``torch.save`` of its state dict), for caches and cache keys.
 
+    Tensors are saved in the standard (row-major) layout, so the bytes do not depend on the layout the
+    weights are stored in (:func:`shifteval.nets.channels_last`).
+
     Parameters
     ----------
     model : torch.nn.Module
@@ -95,9 +98,17 @@ def state_bytes(model: torch.nn.Module) -> np.ndarray:
     >>> state = torch.load(io.BytesIO(data.tobytes()), weights_only=True)
     >>> data.dtype.name, sorted(state), bool(torch.equal(state["weight"], m.weight))
     ('uint8', ['bias', 'weight'], True)
+    >>> conv = torch.nn.Conv2d(1, 3, 3)
+    >>> before = state_bytes(conv)
+    >>> bool((state_bytes(conv.to(memory_format=torch.channels_last)) == before).all())
+    True
     """
     buf = io.BytesIO()
-    _torch().save(model.state_dict(), buf)
+    torch = _torch()
+    state = model.state_dict()
+    standard = type(state)((k, v.clone(memory_format=torch.contiguous_format)) for k, v in state.items())
+    standard._metadata = getattr(state, "_metadata", None)  # type: ignore[attr-defined]  # module versions
+    torch.save(standard, buf)
     return np.frombuffer(buf.getvalue(), dtype=np.uint8)
 
 

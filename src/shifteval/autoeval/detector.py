@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..nets import channels_last
 from .energy import energy
 from .network import check_images, compute_outputs
 
@@ -139,7 +140,7 @@ def train_detector(
     m_in, m_out = (float(m) for m in margins)
     if not m_in < m_out:
         raise ValueError(f"margins must satisfy m_in < m_out, got {margins}")
-    detector = copy.deepcopy(model)
+    detector = channels_last(copy.deepcopy(model))
     gen = torch.Generator().manual_seed(int(seed))
     x = torch.from_numpy(images)[:, None]
     y = torch.from_numpy(np.asarray(labels, np.int64))

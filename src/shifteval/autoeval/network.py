@@ -274,7 +274,8 @@ def compute_outputs(
     Parameters
     ----------
     model : torch.nn.Module
-        A :func:`feature_net`.
+        A :func:`feature_net`; its weights (and the detector's) are stored channels-last
+        (:func:`shifteval.nets.channels_last`).
     images : array (N, S, S)
         The images, S ≥ 8.
     batch : int
@@ -308,8 +309,13 @@ def compute_outputs(
     """
     import torch
 
+    from ..nets import channels_last
+
     images = check_images(images)
     logits, feats, rot, energies = [], [], [], []
+    channels_last(model)
+    if detector is not None:
+        channels_last(detector)
     with torch.inference_mode():
         x = torch.from_numpy(images)[:, None]
         for i in range(0, len(x), batch):
