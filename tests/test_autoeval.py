@@ -125,6 +125,33 @@ def test_every_purpose_has_its_own_stream():
 # --- energy and the detector (§3.4-3.5) ------------------------------------------------------------------
 
 
+def test_outputs_do_not_depend_on_the_batch_and_keep_each_images_rotation():
+    """Prediction in batches of nets.batch_size (256 images of 28×28) gives the outputs of one-image batches."""
+    import torch
+
+    from shifteval.nets import batch_size, paper_cnn, predict_torch
+
+    torch.manual_seed(0)
+    net = ae.feature_net(width=8).eval()
+    x = np.random.default_rng(0).random((600, 28, 28)).astype(np.float32)
+    assert batch_size(28) == 256
+    default = ae.compute_outputs(net, x, rotation=True, detector=net)
+    for batch in (1, 7, 1024):
+        other = ae.compute_outputs(net, x, batch=batch, rotation=True, detector=net)
+        np.testing.assert_allclose(other.logits, default.logits, rtol=0, atol=1e-5)
+        np.testing.assert_allclose(other.features, default.features, rtol=0, atol=1e-5)
+        np.testing.assert_array_equal(
+            other.rotation_correct, default.rotation_correct
+        )  # image i: i mod 4 turns
+    cnn = paper_cnn(28).eval()
+    np.testing.assert_allclose(predict_torch(cnn, x), predict_torch(cnn, x, batch=5), rtol=0, atol=1e-6)
+    for bad in (0, -3):
+        with pytest.raises(ValueError, match="batch must be a positive"):
+            ae.compute_outputs(net, x, batch=bad)
+        with pytest.raises(ValueError, match="batch must be a positive"):
+            predict_torch(cnn, x, batch=bad)
+
+
 def test_energy_and_threshold():
     logits = np.array([[10.0, 0.0, 0.0], [0.1, 0.0, 0.2]])
     e = ae.energy(logits, temperature=2.0)

@@ -265,7 +265,7 @@ class Outputs:
 def compute_outputs(
     model: torch.nn.Module,
     images: ArrayLike,
-    batch: int = 1024,
+    batch: int | None = None,
     rotation: bool = False,
     detector: torch.nn.Module | None = None,
 ) -> Outputs:
@@ -278,8 +278,8 @@ def compute_outputs(
         (:func:`shifteval.nets.channels_last`).
     images : array (N, S, S)
         The images, S ≥ 8.
-    batch : int
-        Images per forward pass.
+    batch : int, optional
+        Images per forward pass; :func:`shifteval.nets.batch_size` of the images' side by default.
     rotation : bool
         Also whether the rotation head recognises each image turned by ``i mod 4`` quarter turns (image
         ``i``): one rotated copy per image, an unbiased estimate of any random subset's rotation accuracy at
@@ -295,7 +295,7 @@ def compute_outputs(
     Raises
     ------
     ValueError
-        If ``images`` is not a non-empty (N, S, S) stack with S ≥ 8.
+        If ``images`` is not a non-empty (N, S, S) stack with S ≥ 8, or ``batch`` is below 1.
 
     Examples
     --------
@@ -309,9 +309,12 @@ def compute_outputs(
     """
     import torch
 
-    from ..nets import channels_last
+    from ..nets import batch_size, channels_last
 
     images = check_images(images)
+    batch = batch_size(images.shape[1]) if batch is None else int(batch)
+    if batch < 1:
+        raise ValueError(f"batch must be a positive number of images, got {batch}")
     logits, feats, rot, energies = [], [], [], []
     channels_last(model)
     if detector is not None:
