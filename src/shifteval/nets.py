@@ -33,7 +33,7 @@ torch_module = _torch  # the lazily imported torch module
 PIXELS_PER_BATCH = 2**18
 
 
-def batch_size(side: int) -> int:
+def batch_size(side: int, batch: int | None = None) -> int:
     """Images per forward pass when predicting on ``side``×``side`` images: 2^18 pixels, a power of two.
 
     A large batch of large images moves the first layers' activations out of the CPU's caches. Measured
@@ -47,18 +47,29 @@ def batch_size(side: int) -> int:
     ----------
     side : int
         The images' side in pixels.
+    batch : int, optional
+        A caller's own choice, returned as it is once checked.
 
     Returns
     -------
     int
         At least 1.
 
+    Raises
+    ------
+    ValueError
+        If ``batch`` is below 1.
+
     Examples
     --------
-    >>> batch_size(28), batch_size(16), batch_size(224)
-    (256, 1024, 4)
+    >>> batch_size(28), batch_size(16), batch_size(224), batch_size(28, 7)
+    (256, 1024, 4, 7)
     """
-    return max(1, 2 ** int(np.floor(np.log2(PIXELS_PER_BATCH / side**2))))
+    if batch is None:
+        return max(1, 2 ** int(np.floor(np.log2(PIXELS_PER_BATCH / side**2))))
+    if int(batch) < 1:
+        raise ValueError(f"batch must be a positive number of images, got {batch}")
+    return int(batch)
 
 
 def channels_last(model: torch.nn.Module) -> torch.nn.Module:
@@ -403,9 +414,7 @@ def predict_torch(model: torch.nn.Module, images: ArrayLike, batch: int | None =
     channels_last(model)
     with torch.inference_mode():
         x = torch.from_numpy(np.asarray(images, np.float32))[:, None]
-        batch = batch_size(x.shape[-1]) if batch is None else int(batch)
-        if batch < 1:
-            raise ValueError(f"batch must be a positive number of images, got {batch}")
+        batch = batch_size(x.shape[-1], batch)
         for i in range(0, len(x), batch):
             out.append(torch.softmax(model(x[i : i + batch]).double(), dim=1).numpy())
     return np.concatenate(out).astype(np.float32)

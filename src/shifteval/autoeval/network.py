@@ -312,9 +312,7 @@ def compute_outputs(
     from ..nets import batch_size, channels_last
 
     images = check_images(images)
-    batch = batch_size(images.shape[1]) if batch is None else int(batch)
-    if batch < 1:
-        raise ValueError(f"batch must be a positive number of images, got {batch}")
+    batch = batch_size(images.shape[1], batch)
     logits, feats, rot, energies = [], [], [], []
     channels_last(model)
     if detector is not None:
