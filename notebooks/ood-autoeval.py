@@ -111,7 +111,7 @@ ood_sources = list(ood_data)
 
 
 # %%
-from shifteval.book.claims import above, at_least, below, equal, every, monotone, ranks_first
+from shifteval.book.claims import about, above, at_least, below, equal, every, monotone, ranks_first
 
 # %% tags=["remove-input"]
 R.record(
@@ -886,13 +886,16 @@ R.say(
 b2 = by2.loc[clean_key]
 R.say(
     R.claim(
-        "table2-clean-energy-ood-helps",
+        "table2-harm-lies-in-the-perturbed-sources",
         "On the clean ID source alone this backbone's AutoEval errs by {plain:.2f} points without detection and "
-        "by {ood:.2f} with it, lower; the perturbed sources, where the detector excludes most ID images, are "
-        "what Table 2's last row averages in (per-source RMSE in `table2_by_source`).",
-        below(b2["autoeval_energy_ood"], b2["autoeval"]),
+        "by {ood:.2f} with it, within 2.5 points of each other, while over all sets detection adds {gap:.2f} "
+        "points (more than 4): the harm in Table 2's last row comes from the perturbed sources, where the "
+        "detector excludes most ID images (per-source RMSE in `table2_by_source`).",
+        about(b2["autoeval_energy_ood"], b2["autoeval"], tol=2.5)
+        & above(r2["autoeval_energy_ood"] - r2["autoeval"], 4.0),
         plain=b2["autoeval"],
         ood=b2["autoeval_energy_ood"],
+        gap=r2["autoeval_energy_ood"] - r2["autoeval"],
     )
 )
 

@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shifteval import corruptions
 from shifteval.datasets.world import base_digits
@@ -196,6 +198,26 @@ def test_zoom_blur_formula():
         top, left = (big.shape[1] - 16) // 2, (big.shape[2] - 16) // 2
         acc += big[:, top : top + 16, left : left + 16]
     assert np.allclose(out, acc / 8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    h=st.integers(8, 40),
+    w=st.integers(8, 40),
+    t=st.floats(0.0, 3.0),
+    seed=st.integers(0, 2**16),
+)
+def test_zoom_blur_is_ndimage_zoom_on_any_size_and_strength(h, w, t, seed):
+    """The interpolation matrices reproduce ndimage.zoom's linear interpolation and centre crop."""
+    from scipy import ndimage
+
+    x = np.random.default_rng(seed).random((3, h, w))
+    acc = x.copy()
+    for z in np.linspace(1, 1 + t, 8)[1:]:
+        big = ndimage.zoom(x, (1, z, z), order=1)
+        top, left = (big.shape[1] - h) // 2, (big.shape[2] - w) // 2
+        acc += big[:, top : top + h, left : left + w]
+    np.testing.assert_allclose(corruptions._zoom_blur(x, t, _rng()), acc / 8, rtol=0, atol=1e-12)
 
 
 def test_corrupt_takes_a_severity_table():

@@ -197,15 +197,32 @@ def _snow(x, t, rng, scale):
     return (1 - veil) * x + veil * np.clip(0.5 + 1.5 * x, 0, 1) + flakes
 
 
+def _zoom_rows(n: int, z: float) -> np.ndarray:
+    """The ``n`` central rows of ``ndimage.zoom``'s linear interpolation (``order=1``) of ``n`` samples by ``z``.
+
+    ``ndimage.zoom(x, z, order=1)`` maps output sample ``j`` of ``m = round(n z)`` to input coordinate
+    ``c = j (n - 1) / (m - 1)`` and interpolates linearly between ``floor(c)`` and ``floor(c) + 1``: a
+    linear map, one row per output sample. Zooming a stack of images is then two small matrix products
+    per zoom factor instead of an interpolation per pixel (10x faster at 28x28).
+    """
+    m = int(round(n * z))
+    start = (m - n) // 2
+    c = np.arange(start, start + n) * ((n - 1) / (m - 1) if m > 1 else 0.0)
+    lo = np.minimum(np.floor(c).astype(int), n - 1)
+    frac = c - lo
+    rows = np.zeros((n, n + 1))
+    rows[np.arange(n), lo] = 1 - frac
+    rows[np.arange(n), lo + 1] = frac  # column n (past the edge) only ever gets weight 0
+    return rows[:, :n]
+
+
 def _zoom_blur(x, t, rng):
     """Average the image with copies zoomed about its centre by factors up to ``1 + t``."""
     _, h, w = x.shape
     out = x.copy()
     zooms = np.linspace(1, 1 + t, 8)[1:]
-    for z in zooms:
-        big = ndimage.zoom(x, (1, z, z), order=1)
-        top, left = (big.shape[1] - h) // 2, (big.shape[2] - w) // 2
-        out += big[:, top : top + h, left : left + w]
+    for z in zooms:  # the centre crop of ndimage.zoom(x, (1, z, z), order=1), as A x B^T
+        out += _zoom_rows(h, z) @ x @ _zoom_rows(w, z).T
     return out / (len(zooms) + 1)
 
 
