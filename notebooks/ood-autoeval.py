@@ -487,8 +487,8 @@ R.say(
 # %% [markdown]
 # ## Table 1 per ID source: what the threshold excludes
 #
-# The paper's Table 1 mixes *natural* ID test sets (CIFAR-10.1, ImageNet-V2, …) with foreign images; the
-# comparable row here is the clean ID source, named `clean` below. The perturbed ID sources are ID data
+# The paper's Table 1 mixes *natural* ID test sets (CIFAR-10.1, images selected from ImageNet) with
+# foreign images; the comparable row here is the clean ID source, named `clean` below. The perturbed ID sources are ID data
 # under covariate shift, the setting of the paper's Figure 5 (and of the unseen transformations below),
 # and are reported separately: {numref}`tbl-ood-autoeval-by-source` gives, per ID source, the classifier's
 # accuracy, the share of its ID images the detector excludes, the classifier's accuracy *on the excluded
@@ -846,10 +846,10 @@ R.say(
 # %% [markdown]
 # ## Table 2: a second backbone
 #
-# The paper repeats Table 1 with VGG-16. Here a timm architecture trained from scratch on the same
-# digits, with its own rotation head and its own meta-dataset features, and the *same* detector as
-# Table 1 (the paper's single detector network), so only the classifier changes
-# ({numref}`tbl-ood-autoeval-paper-table2`).
+# The paper evaluates a second classifier, VGG-16, on two of Table 1's pairs, with all experiment settings
+# as before (§4.4). Here a timm architecture trained from scratch on the same digits, with its own
+# rotation head and its own meta-dataset features, and the *same* detector as Table 1, so only the
+# classifier changes ({numref}`tbl-ood-autoeval-paper-table2`).
 
 # %% tags=["remove-stderr"]
 images2 = {s: images[s] for s in (*id_sources, *ood_sources)}
@@ -867,37 +867,70 @@ viz.table(
 
 # %% tags=["remove-input"]
 acc2 = {s: float((outs2[s].logits.argmax(1) == id_labels[s]).mean()) for s in id_sources}
-r2 = table2.loc["all sets"]
-R.say(
-    f"{second_arch}: accuracy on the ID sources " + ", ".join(f"{s} {a:.1%}" for s, a in acc2.items()) + ".",
-    R.claim(
-        "table2-energy-ood-does-not-help",
-        "With this backbone OOD detection does not help: AutoEval's RMSE goes from {plain:.2f} points "
-        "without detection to {ood:.2f} with it, unlike the paper's second backbone. The detector and its "
-        "threshold are those of Table 1, so the same ID images are excluded; the difference lies in the "
-        "second backbone's AutoEval, which errs less than the CNN's without detection.",
-        at_least(r2["autoeval_energy_ood"], r2["autoeval"]) & below(r2["autoeval"], rmse_10["autoeval"]),
-        plain=r2["autoeval"],
-        ood=r2["autoeval_energy_ood"],
-    ),
+r2, b2 = table2.loc["all sets"], by2.loc[clean_key]
+no_help = R.claim(
+    "table2-energy-ood-does-not-help",
+    "Over all sets, which unlike the paper's Table 2 include perturbed ID sources, OOD "
+    "detection does not help this backbone: AutoEval's RMSE goes from {plain:.2f} points without "
+    "detection to {ood:.2f} with it. The detector and its threshold are those of Table 1, so the same ID "
+    "images are excluded; the difference lies in the second backbone's AutoEval, which without detection "
+    "errs less than the CNN's ({cnn:.2f} points), so the excluded ID images cost more than detection saves.",
+    at_least(r2["autoeval_energy_ood"], r2["autoeval"]) & below(r2["autoeval"], rmse_10["autoeval"]),
+    plain=r2["autoeval"],
+    ood=r2["autoeval_energy_ood"],
+    cnn=rmse_10["autoeval"],
 )
 
 # %% tags=["remove-input"]
-b2 = by2.loc[clean_key]
 R.say(
-    R.claim(
-        "table2-harm-lies-in-the-perturbed-sources",
-        "On the clean ID source alone this backbone's AutoEval errs by {plain:.2f} points without detection and "
-        "by {ood:.2f} with it, within 2.5 points of each other, while over all sets detection adds {gap:.2f} "
-        "points (more than 4): the harm in Table 2's last row comes from the perturbed sources, where the "
-        "detector excludes most ID images (per-source RMSE in `table2_by_source`).",
-        about(b2["autoeval_energy_ood"], b2["autoeval"], tol=2.5)
-        & above(r2["autoeval_energy_ood"] - r2["autoeval"], 4.0),
-        plain=b2["autoeval"],
-        ood=b2["autoeval_energy_ood"],
-        gap=r2["autoeval_energy_ood"] - r2["autoeval"],
-    )
+    f"{second_arch}: accuracy on the ID sources " + ", ".join(f"{s} {a:.1%}" for s, a in acc2.items()) + ".",
+    no_help,
 )
+
+# %% tags=["remove-input"]
+# Zhu et al.'s Table 2 (VGG-16) as printed: AutoEval, then theirs, on CIFAR-10.1/ImageNet and ImageNet/SVHN
+t2_plain = ["6.11", "4.69"]
+t2_ours = ["4.38", "3.47"]
+t2_cite = R.cite("zhu2023labelfree", "Table 2", numbers=t2_plain + t2_ours)
+gains = [float(p) - float(o) for p, o in zip(t2_plain, t2_ours, strict=True)]
+
+# %% tags=["remove-input"]
+within = R.claim(
+    "table2-clean-source-within-margin",
+    "On the clean ID source, the row comparable to the paper's, this backbone's AutoEval errs by {plain:.2f} "
+    "points without detection and by {ood:.2f} with it: within 2.5 points of each other, a margin that "
+    "also admits the paper's gains of {g_lo:.1f} to {g_hi:.1f} points, so this row neither confirms nor "
+    "refutes them.",
+    about(b2["autoeval_energy_ood"], b2["autoeval"], tol=2.5),
+    plain=b2["autoeval"],
+    ood=b2["autoeval_energy_ood"],
+    g_lo=min(gains),
+    g_hi=max(gains),
+)
+
+# %% tags=["remove-input"]
+paper_t2 = f"The paper's VGG-16 ({t2_cite}) errs by {t2_ours[0]} and {t2_ours[1]} points with its method"
+R.say(paper_t2 + f" against AutoEval's {t2_plain[0]} and {t2_plain[1]}.", within)
+
+# %% tags=["remove-input"]
+harm = {s: by2.loc[s, "autoeval_energy_ood"] - by2.loc[s, "autoeval"] for s in shifted}
+excluded = {s: by2.loc[s, "excluded_share"] for s in shifted}
+harm_claim = R.claim(
+    "table2-harm-lies-in-the-perturbed-sources",
+    "The harm over all sets comes from the other ID sources, most from the perturbed ones: on each of "
+    "these detection adds more than 5 points of RMSE ({gaps}) and excludes {ex_lo:.1%} to {ex_hi:.1%} "
+    "of the ID images, against {c_ex:.1%} of the clean source's (per-source RMSE in `table2_by_source`).",
+    at_least(len(shifted), 1)
+    & every(above(h, 5.0) for h in harm.values())
+    & every(above(e, b2["excluded_share"]) for e in excluded.values()),
+    gaps=", ".join(f"{s} {h:+.2f}" for s, h in harm.items()),
+    ex_lo=min(excluded.values(), default=np.nan),
+    ex_hi=max(excluded.values(), default=np.nan),
+    c_ex=b2["excluded_share"],
+)
+
+# %% tags=["remove-input"]
+R.say(harm_claim)
 
 # %% [markdown]
 # ```{glue:figure} ood-autoeval-paper-table2
