@@ -10,6 +10,8 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   shifteval:
+#     threads: 1
 # ---
 
 # %% [markdown]

@@ -523,6 +523,88 @@ def test_a_chapter_computes_on_the_same_thread_count_whatever_the_callers(projec
     assert json.loads(res_path.read_text())["torch"] == 3  # nothing published by the refused runs
 
 
+ONE_THREAD_HEADER = "# ---\n# jupyter:\n#   shifteval:\n#     threads: {threads}\n# ---\n\n"
+
+SIDE = """# %% [markdown]
+# # A chapter that declares one thread
+
+# %% tags=["parameters"]
+fail = False
+
+# %%
+import os
+import time
+
+import torch
+
+from shifteval.book import results
+
+start = time.time()
+time.sleep(3)
+if fail:
+    raise RuntimeError("deliberate failure beside another chapter")
+R = results.Results()
+R.record({"start": start, "end": time.time(), "torch": torch.get_num_threads(),
+          "tunables": os.environ.get("GLIBC_TUNABLES", "")})
+"""
+
+
+def _side_jobs(project, names):
+    return {
+        n: dict(params="default", overrides={}, force=False, root=project, progress=False,
+                data_root=project / "data", out=None, note=None)
+        for n in names
+    }  # fmt: skip
+
+
+@pytest.mark.slow
+def test_one_thread_chapters_run_side_by_side_each_on_one_thread(project, monkeypatch):
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: the chapters run one after another")
+    monkeypatch.setenv("SHIFTEVAL_THREADS", "3")  # a declared count is an upper bound
+    for name in ("side-a", "side-b"):
+        _add_chapter(project, name, ONE_THREAD_HEADER.format(threads=1) + SIDE)
+    assert project_threads(project, "side-a") == 1 and project_threads(project, "ood-autoeval") is None
+    pipeline._run_all(_side_jobs(project, ["side-a", "side-b"]))
+    a, b = (
+        json.loads((project / "book" / "chapters" / f"{n}.results.json").read_text())
+        for n in ("side-a", "side-b")
+    )
+    assert a["start"] < b["end"] and b["start"] < a["end"], (a, b)  # they overlapped in time
+    for res in (a, b):
+        assert res["torch"] == 1 and res["provenance"]["threads"] == 1
+        assert "glibc.malloc.mmap_threshold=33554432" in res["tunables"]
+
+
+@pytest.mark.slow
+def test_a_failure_beside_another_chapter_stops_the_build_and_names_it(project):
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: the chapters run one after another")
+    _add_chapter(project, "side-ok", ONE_THREAD_HEADER.format(threads=1) + SIDE)
+    _add_chapter(
+        project,
+        "side-bad",
+        ONE_THREAD_HEADER.format(threads=1) + SIDE,
+        "description: t\nparameters: {fail: true}\n",
+    )
+    with pytest.raises(pipeline.ChapterFailed, match="chapter 'side-bad' failed.*deliberate failure beside"):
+        pipeline._run_all(_side_jobs(project, ["side-ok", "side-bad"]))
+    chapters = project / "book" / "chapters"
+    assert (chapters / "side-ok.results.json").is_file()  # the other finished and published
+    assert not (chapters / "side-bad.ipynb").exists() and not (project / "_build" / "html").exists()
+
+
+def project_threads(root, name):
+    return project.get_chapter(name, root).threads
+
+
+@pytest.mark.parametrize("value", ["0", "two", "true", "-2"])
+def test_a_declared_thread_count_must_be_a_positive_integer(project, value):
+    _add_chapter(project, "declares", ONE_THREAD_HEADER.format(threads=value) + TINY)
+    with pytest.raises(pipeline.PipelineError, match="declares.py: the header's shifteval.threads must be"):
+        project_threads(project, "declares")
+
+
 STARVED = """# %% [markdown]
 # # A chapter that needs CPU time
 

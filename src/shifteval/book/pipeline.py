@@ -27,6 +27,7 @@ from typing import Any
 
 from .. import __version__
 from ..utils.io import atomic_write_bytes, atomic_write_json
+from ..utils.processes import spawn_safe
 from .assemble import (
     EDITIONS,
     _jupyter_book,
@@ -59,7 +60,7 @@ from .provenance import (
     student_notice,
 )
 from .results import ENV_RESULTS, ENV_STRICT
-from .threads import chapter_threads, kernel_variables, startup_arguments
+from .threads import allocator_variables, chapter_threads, kernel_variables, startup_arguments
 
 #: Seconds the pipeline waits for a chapter's kernel to start, and for a cell's last outputs once the cell
 #: has finished. Papermill's defaults (60 s and 4 s) can pass on a machine under load: the run then
@@ -143,7 +144,7 @@ def run_chapter(
     # the default set, unchanged: its claims must hold (a run with overrides only reports them)
     strict = param_set.path == chapter.params_dir / "default.yaml" and not overrides
     try:
-        threads = chapter_threads()
+        threads = chapter_threads(chapter.threads)
     except ValueError as exc:
         raise PipelineError(str(exc)) from None
     key = cache_key(chapter, parameters, threads, strict)
@@ -160,9 +161,11 @@ def run_chapter(
         running_results = work / f"{name}.results.json"
         start = time.perf_counter()
         try:
-            # the same thread count on every machine (shifteval.book.threads), and where results go
+            # the same thread count on every machine and glibc's allocator kept from returning memory
+            # it takes back at once (shifteval.book.threads), and where results go
             kernel_env = {ENV_RESULTS: str(running_results), ENV_STRICT: "1" if strict else "0"}
-            with _kernel_environment({**kernel_env, **kernel_variables(threads)}):
+            kernel_env |= kernel_variables(threads) | allocator_variables()
+            with _kernel_environment(kernel_env):
                 executed = papermill.execute_notebook(
                     nb,
                     str(running_nb),
@@ -295,6 +298,35 @@ def _publish_lock(out: Path, name: str):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def _run_all(jobs: dict[str, dict[str, Any]]) -> None:
+    """Run the chapters of ``jobs`` (name -> :func:`run_chapter`'s keyword arguments) for a build.
+
+    The chapters that declare one thread (:attr:`~shifteval.book.project.Chapter.threads`) run after the
+    others, side by side in worker processes, one per core: none of them shares a core, so none computes
+    differently or slower than alone. The others run one after another in ``_toc.yml`` order (they use
+    every core: the zoo's processes, two threads of torch). A failed chapter stops the build: side by
+    side, the others finish and publish, and the first failure in ``_toc.yml`` order is raised.
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    side = [n for n, kw in jobs.items() if get_chapter(n, kw["root"]).threads == 1]
+    for name, kwargs in jobs.items():
+        if name not in side:
+            run_chapter(name, **kwargs)
+    lanes = min(len(side), os.cpu_count() or 1)
+    if lanes < 2 or not spawn_safe():
+        for name in side:
+            run_chapter(name, **jobs[name])
+        return
+    _log(f"[book] {', '.join(side)}: one thread each, {lanes} side by side (no per-cell progress)")
+    with ProcessPoolExecutor(lanes, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(run_chapter, name, **{**jobs[name], "progress": False}) for name in side]
+    failures = [exc for f in futures if (exc := f.exception()) is not None]
+    if failures:
+        raise failures[0]
+
+
 def build(
     params: str | None = None,
     force: bool = False,
@@ -323,8 +355,9 @@ def build(
     ``_build/real/src`` so the default book's executed chapters are untouched; the datasets the sets
     name are fetched first with ``shifteval data get`` into ``data_root`` unless already there.
 
-    Chapters run in ``_toc.yml`` order; the first failure stops the build before
-    ``jupyter-book`` runs, so a failed chapter is never published. The book is built with
+    Chapters run in ``_toc.yml`` order, except that those declaring one thread run last, side by side
+    (see :func:`_run_all`); the first failure stops the build before ``jupyter-book`` runs, so a failed
+    chapter is never published. The book is built with
     warnings as errors (``-W -n --keep-going``).
 
     Parameters
@@ -408,12 +441,11 @@ def build(
         needed = sorted({d for n in selected if sets[n] == "real"
                          for d in load_param_set(get_chapter(n, root), "real").data})  # fmt: skip
         fetch_data(needed, data_root)
-    for name in names:
-        if name in selected:
-            run_chapter(
-                name, sets[name], chosen[name], force=force, root=root, progress=progress,
-                data_root=data_root, out=chapter_dir if real else None, note=notes.get(name),
-            )  # fmt: skip
+    _run_all({
+        name: dict(params=sets[name], overrides=chosen[name], force=force, root=root, progress=progress,
+                   data_root=data_root, out=chapter_dir if real else None, note=notes.get(name))
+        for name in names if name in selected
+    })  # fmt: skip
     if real:
         return _jupyter_book(source, root / "_build" / "real", title_suffix="real-data edition")
     if edition == "student":

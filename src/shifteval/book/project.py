@@ -94,6 +94,30 @@ class Chapter:
         """The folder of its parameter sets, ``notebooks/params/<name>/``."""
         return self.root / "notebooks" / "params" / self.name
 
+    @property
+    def threads(self) -> int | None:
+        """The most threads the chapter computes on, where its source's header declares it, else None.
+
+        A chapter none of whose steps gains from a second thread says so in its jupytext header
+        (``shifteval: {threads: 1}``): it then computes on one thread on every machine, and the book
+        build runs such chapters side by side, one per core (:func:`shifteval.book.pipeline.build`).
+
+        Raises
+        ------
+        PipelineError
+            If the declared value is not a positive integer (the message names the source).
+        """
+        import jupytext
+
+        declared = jupytext.read(self.source, fmt="py:percent").metadata.get("shifteval", {}).get("threads")
+        if declared is None:
+            return None
+        if isinstance(declared, bool) or not isinstance(declared, int) or declared < 1:
+            raise PipelineError(
+                f"{self.source}: the header's shifteval.threads must be a positive integer, got {declared!r}"
+            )
+        return declared
+
     def param_sets(self) -> list[str]:
         """Names of its parameter sets."""
         return sorted(p.stem for p in self.params_dir.glob("*.yaml"))

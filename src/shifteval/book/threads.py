@@ -3,14 +3,18 @@
 Torch's CPU kernels, and the BLAS under numpy and scikit-learn, split sums by thread count, so a network
 trained on two threads and one trained on eight differ in their last digits, and training amplifies the
 difference over epochs. Every chapter's kernel therefore runs with the same count on every machine,
-:data:`DEFAULT_THREADS` unless ``SHIFTEVAL_THREADS`` names another. The count is part of a chapter's
-cache key and of its provenance. The zoo's models train on one thread each, in one process per core
-(:func:`shifteval.zoo.build_zoo`), whatever this count is.
+:data:`DEFAULT_THREADS` unless ``SHIFTEVAL_THREADS`` names another, and at most the count its source
+declares (:attr:`shifteval.book.project.Chapter.threads`: one, for the chapters that gain nothing from a
+second thread, which the book build then runs side by side). The count is part of a chapter's cache key
+and of its provenance. The zoo's models train on one thread each, in one process per core
+(:func:`shifteval.zoo.build_zoo`), whatever this count is. The kernel's memory allocator is set up here
+too (:func:`allocator_variables`).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 #: Threads of a chapter's kernel (torch's intra-op pool, OpenMP, BLAS) unless ``SHIFTEVAL_THREADS`` is set.
 #: Two: the cores of a small laptop. A machine with fewer cores still runs torch on two threads, in turn.
@@ -20,8 +24,14 @@ DEFAULT_THREADS = 2
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def chapter_threads() -> int:
+def chapter_threads(declared: int | None = None) -> int:
     """The thread count chapters compute on: ``SHIFTEVAL_THREADS``, or :data:`DEFAULT_THREADS`.
+
+    Parameters
+    ----------
+    declared : int, optional
+        The most threads a chapter declares it computes on (:attr:`shifteval.book.project.Chapter.threads`):
+        the count is then at most this, whatever ``SHIFTEVAL_THREADS`` says.
 
     Returns
     -------
@@ -42,6 +52,9 @@ def chapter_threads() -> int:
     >>> with unittest.mock.patch.dict(os.environ, {"SHIFTEVAL_THREADS": "1"}):
     ...     chapter_threads()
     1
+    >>> with unittest.mock.patch.dict(os.environ, {"SHIFTEVAL_THREADS": "4"}):
+    ...     chapter_threads(declared=1)
+    1
     """
     requested = os.environ.get("SHIFTEVAL_THREADS") or str(DEFAULT_THREADS)
     count = int(requested) if requested.strip().isdigit() else 0
@@ -49,7 +62,7 @@ def chapter_threads() -> int:
         raise ValueError(
             f"SHIFTEVAL_THREADS must be a positive integer (threads per chapter), got {requested!r}"
         )
-    return count
+    return count if declared is None else min(count, declared)
 
 
 def kernel_variables(threads: int) -> dict[str, str]:
@@ -122,3 +135,47 @@ def startup_arguments(threads: int) -> list[str]:
     ['--IPKernelApp.exec_lines=["from shifteval.book.threads import pin; pin(2)"]']
     """
     return [f'--IPKernelApp.exec_lines=["from shifteval.book.threads import pin; pin({int(threads)})"]']
+
+
+#: glibc's allocator settings for a chapter's kernel (``GLIBC_TUNABLES``; other C libraries ignore them).
+#: By default glibc returns every freed block above a few MiB to the system and takes it back, page by page,
+#: at the next allocation of that size: a training step allocates and frees its activations, so the OOD-AutoEval
+#: chapter on one thread took 5.1 million page faults (10.7 s of system time in 115 s). Blocks up to 32 MiB
+#: (glibc's largest threshold) come from the heap, and up to 1 GiB of freed heap is kept: 0.43 million
+#: faults, 4.2 s of system time, 102 s in all, the same numbers. A page fault costs more on a machine whose
+#: memory is full of file cache, so the gain is largest where the machine is busiest.
+MALLOC_TUNABLES = {
+    "glibc.malloc.mmap_threshold": 32 * 2**20,
+    "glibc.malloc.trim_threshold": 2**30,
+    "glibc.malloc.top_pad": 256 * 2**20,
+}
+
+
+def allocator_variables(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``GLIBC_TUNABLES`` for a chapter's kernel: :data:`MALLOC_TUNABLES` after the caller's own tunables.
+
+    A tunable the caller already sets (in ``environ``'s ``GLIBC_TUNABLES``) keeps the caller's value.
+    The settings change where memory comes from, never a computed value.
+
+    Parameters
+    ----------
+    environ : dict of str -> str, optional
+        The environment the kernel inherits; ``os.environ`` by default.
+
+    Returns
+    -------
+    dict of str -> str
+        ``{"GLIBC_TUNABLES": "name=value:..."}``.
+
+    Examples
+    --------
+    >>> allocator_variables({})["GLIBC_TUNABLES"].split(":")[0]
+    'glibc.malloc.mmap_threshold=33554432'
+    >>> mine = allocator_variables({"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=0"})["GLIBC_TUNABLES"]
+    >>> mine.count("trim_threshold"), mine.startswith("glibc.malloc.trim_threshold=0:")
+    (1, True)
+    """
+    own = [t for t in (os.environ if environ is None else environ).get("GLIBC_TUNABLES", "").split(":") if t]
+    named = {t.partition("=")[0] for t in own}
+    ours = [f"{name}={value}" for name, value in MALLOC_TUNABLES.items() if name not in named]
+    return {"GLIBC_TUNABLES": ":".join(own + ours)}

@@ -11,8 +11,6 @@ chapters share one zoo. Models are trained side by side, one process per core, e
 from __future__ import annotations
 
 import os
-import re
-import sys
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -25,6 +23,7 @@ from numpy.typing import ArrayLike
 
 from ..utils import cache
 from ..utils.cache import cache_dir
+from ..utils.processes import spawn_safe
 from .models import ModelSpec, default_zoo, epochs_of, train_and_predict
 from .store import Predictions, PredictionStore, validate_predictions
 
@@ -192,22 +191,6 @@ def workers_for(n_models: int, workers: int | None = None) -> int:
     return max(1, min(count, n_models))
 
 
-def _spawn_safe() -> bool:
-    """Whether worker processes can start from this program.
-
-    Each worker imports the main script again ("spawn"), so a script must keep its work under
-    ``if __name__ == "__main__":`` (notebooks, ``pytest`` and the CLI do).
-    """
-    path = getattr(sys.modules.get("__main__"), "__file__", None)
-    if path is None:  # an interactive session
-        return True
-    try:
-        source = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return True
-    return re.search(r"""if\s+__name__\s*==\s*['"]__main__['"]""", source) is not None
-
-
 # The training data of a worker process, set once by _start_worker (not pickled again per model).
 _WORKER_DATA: dict = {}
 
@@ -236,7 +219,7 @@ def _fill(world, specs, store, splits, progress, workers=None) -> None:
     train = world.split_index("train")
     data = (world.images[train], world.labels[train], images, world.config.seed)
     n = workers_for(len(todo), workers)
-    if n > 1 and not _spawn_safe():
+    if n > 1 and not spawn_safe():
         warnings.warn(
             "training the zoo in one process: the main script has no 'if __name__ == \"__main__\":' guard, "
             "which worker processes need (they import it again)",
