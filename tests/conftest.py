@@ -35,10 +35,23 @@ def shifteval(*args, cwd, env=None):
 HEAVY_FIXTURES = {"built_book", "default_project", "real_data"}
 
 
+#: The chapters whose default runs this session's tests use (``tests/test_chapter_<name>.py`` with
+#: ``default_project``): :func:`run_default` runs the one-thread ones among them side by side.
+DEFAULT_RUNS: set[str] = set()
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
-        if HEAVY_FIXTURES & set(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if HEAVY_FIXTURES & fixtures:
             item.add_marker(pytest.mark.slow)
+        module = getattr(item, "module", None)
+        if (
+            "default_project" in fixtures
+            and module is not None
+            and module.__name__.startswith("test_chapter_")
+        ):
+            DEFAULT_RUNS.add(module.__name__.removeprefix("test_chapter_").replace("_", "-"))
 
 
 @pytest.fixture
@@ -78,10 +91,21 @@ def default_project(tmp_path_factory):
 
 
 def run_default(project, chapter):
-    """Run ``chapter`` with its default parameters in ``project`` (once: later calls hit the cache)."""
+    """Run ``chapter`` with its default parameters in ``project`` (once: later calls hit the cache).
+
+    A chapter that declares one thread runs side by side with the other such chapters whose default runs
+    this session needs (:data:`DEFAULT_RUNS`), as ``make book`` runs them.
+    """
     import json
 
-    out = shifteval("run", chapter, cwd=project, env={"SHIFTEVAL_CACHE": str(PROJECT_CACHE)})
+    from shifteval.book.project import chapters
+
+    names = [chapter]
+    if any(c.name == chapter and c.threads == 1 for c in chapters(project)):
+        names += sorted(
+            c.name for c in chapters(project) if c.threads == 1 and c.name in DEFAULT_RUNS - {chapter}
+        )
+    out = shifteval("run", *names, cwd=project, env={"SHIFTEVAL_CACHE": str(PROJECT_CACHE)})
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads((project / "book" / "chapters" / f"{chapter}.results.json").read_text())
 

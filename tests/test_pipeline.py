@@ -594,6 +594,23 @@ def test_a_failure_beside_another_chapter_stops_the_build_and_names_it(project):
     assert not (chapters / "side-bad.ipynb").exists() and not (project / "_build" / "html").exists()
 
 
+@pytest.mark.slow
+def test_run_executes_several_chapters_and_refuses_per_chapter_options(project):
+    _add_chapter(project, "side-a", ONE_THREAD_HEADER.format(threads=1) + SIDE)
+    _add_chapter(project, "tiny", TINY)
+    for extra in (["-p", "scale=3"], ["--data", "x"], ["--out", "x"]):
+        out = shifteval("run", "tiny", "side-a", *extra, cwd=project)
+        assert out.returncode == 1 and "need a single chapter" in out.stderr, out.stderr
+    out = shifteval("run", "tiny", "side-a", "nope", cwd=project)
+    assert out.returncode == 1 and "unknown chapter 'nope'" in out.stderr
+    assert not list((project / "book" / "chapters").glob("*.ipynb"))  # refused before anything ran
+    out = shifteval("run", "side-a", "tiny", cwd=project)
+    assert out.returncode == 0, out.stderr
+    chapters = project / "book" / "chapters"
+    assert out.stdout.split() == [str(chapters / "tiny.ipynb"), str(chapters / "side-a.ipynb")]
+    assert json.loads((chapters / "tiny.results.json").read_text())["doubled"] == 42
+
+
 def project_threads(root, name):
     return project.get_chapter(name, root).threads
 

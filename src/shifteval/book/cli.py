@@ -21,8 +21,10 @@ def _parser() -> argparse.ArgumentParser:
         "chapter", nargs="?", help="show this chapter's parameters: name, default, type and meaning"
     )
 
-    run = sub.add_parser("run", help="execute one chapter with papermill")
-    run.add_argument("chapter", help="chapter name (see `shifteval list`)")
+    run = sub.add_parser(
+        "run", help="execute a chapter with papermill (several: those that declare one thread side by side)"
+    )
+    run.add_argument("chapter", nargs="+", help="chapter name(s) (see `shifteval list`)")
     run.add_argument("--params", default="default", help="parameter set name or YAML file (default: default)")
     run.add_argument(
         "-p", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -248,7 +250,15 @@ def main(argv=None) -> int:
                     print(f"{chapter.name:24s} {', '.join(chapter.param_sets())}")
         elif args.command == "export-predictions":
             return _export(args)
+        elif args.command == "run" and len(args.chapter) > 1:
+            if args.overrides or args.data or args.out:
+                raise project.PipelineError(
+                    "-p, --data and --out need a single chapter: parameters differ from chapter to chapter"
+                )
+            for result in pipeline.run_chapters(args.chapter, args.params, force=args.force).values():
+                print(result.notebook)
         elif args.command == "run":
+            (args.chapter,) = args.chapter
             overrides = project.parse_overrides(args.overrides)
             data_root = args.data or "data"
             if args.data and args.chapter in DATA_FOLDER_PARAMETERS:

@@ -298,8 +298,49 @@ def _publish_lock(out: Path, name: str):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _run_all(jobs: dict[str, dict[str, Any]]) -> None:
-    """Run the chapters of ``jobs`` (name -> :func:`run_chapter`'s keyword arguments) for a build.
+def run_chapters(
+    names: Iterable[str],
+    params: str = "default",
+    force: bool = False,
+    root: str | Path | None = None,
+    progress: bool = True,
+) -> dict[str, RunResult]:
+    """Execute several chapters, those that declare one thread side by side (``shifteval run A B ...``).
+
+    Parameters
+    ----------
+    names : iterable of str
+        Chapter names (see ``shifteval list``); all are checked before anything runs.
+    params : str
+        The parameter set every chapter runs (``default``, ``smoke``, ``real`` or a YAML path).
+    force : bool
+        Execute even when a chapter's cache says nothing changed.
+    root : str or pathlib.Path, optional
+        A folder in the project; the current directory by default.
+    progress : bool
+        Show papermill's progress bars (for the chapters that run alone).
+
+    Returns
+    -------
+    dict of str -> RunResult
+        Per chapter, as :func:`run_chapter` returns it.
+
+    Raises
+    ------
+    PipelineError
+        An unknown chapter or parameter set, before anything runs.
+    ChapterFailed
+        A chapter failed (see :func:`_run_all`).
+    """
+    root = find_root(root)
+    names = list(dict.fromkeys(names))
+    for name in names:
+        load_param_set(get_chapter(name, root), params)
+    return _run_all({n: dict(params=params, force=force, root=root, progress=progress) for n in names})
+
+
+def _run_all(jobs: dict[str, dict[str, Any]]) -> dict[str, RunResult]:
+    """Run the chapters of ``jobs`` (name -> :func:`run_chapter`'s keyword arguments, ``root`` included).
 
     The chapters that declare one thread (:attr:`~shifteval.book.project.Chapter.threads`) run after the
     others, side by side in worker processes, one per core: none of them shares a core, so none computes
@@ -311,20 +352,17 @@ def _run_all(jobs: dict[str, dict[str, Any]]) -> None:
     from concurrent.futures import ProcessPoolExecutor
 
     side = [n for n, kw in jobs.items() if get_chapter(n, kw["root"]).threads == 1]
-    for name, kwargs in jobs.items():
-        if name not in side:
-            run_chapter(name, **kwargs)
+    done = {name: run_chapter(name, **kwargs) for name, kwargs in jobs.items() if name not in side}
     lanes = min(len(side), os.cpu_count() or 1)
     if lanes < 2 or not spawn_safe():
-        for name in side:
-            run_chapter(name, **jobs[name])
-        return
+        return done | {name: run_chapter(name, **jobs[name]) for name in side}
     _log(f"[book] {', '.join(side)}: one thread each, {lanes} side by side (no per-cell progress)")
     with ProcessPoolExecutor(lanes, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(run_chapter, name, **{**jobs[name], "progress": False}) for name in side]
-    failures = [exc for f in futures if (exc := f.exception()) is not None]
+        futures = {name: pool.submit(run_chapter, name, **{**jobs[name], "progress": False}) for name in side}
+    failures = [exc for f in futures.values() if (exc := f.exception()) is not None]
     if failures:
         raise failures[0]
+    return done | {name: f.result() for name, f in futures.items()}
 
 
 def build(
