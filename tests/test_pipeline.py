@@ -611,6 +611,46 @@ def test_run_executes_several_chapters_and_refuses_per_chapter_options(project):
     assert json.loads((chapters / "tiny.results.json").read_text())["doubled"] == 42
 
 
+def _dies_at_start(real, deaths):
+    """``papermill.execute_notebook`` whose kernel dies at start-up the first ``deaths`` times."""
+    calls = []
+
+    def execute(*args, **kwargs):
+        calls.append(1)
+        if len(calls) <= deaths:
+            raise RuntimeError("Kernel died before replying to kernel_info")
+        return real(*args, **kwargs)
+
+    return execute, calls
+
+
+@pytest.mark.slow
+def test_a_kernel_that_dies_while_starting_is_started_again(project, monkeypatch, capsys):
+    import papermill
+
+    execute, calls = _dies_at_start(papermill.execute_notebook, deaths=pipeline.KERNEL_STARTS - 1)
+    monkeypatch.setattr(papermill, "execute_notebook", execute)
+    _add_chapter(project, "tiny", TINY)
+    result = pipeline.run_chapter("tiny", root=project, progress=False)
+    assert result.status == "executed" and len(calls) == pipeline.KERNEL_STARTS
+    assert json.loads(result.results.read_text())["doubled"] == 42
+    assert "the kernel died while starting" in capsys.readouterr().err
+
+
+def test_a_kernel_that_keeps_dying_fails_the_run_and_publishes_nothing(project, monkeypatch):
+    import papermill
+
+    execute, calls = _dies_at_start(papermill.execute_notebook, deaths=pipeline.KERNEL_STARTS)
+    monkeypatch.setattr(papermill, "execute_notebook", execute)
+    _add_chapter(project, "tiny", TINY)
+    with pytest.raises(
+        pipeline.ChapterFailed, match="chapter 'tiny': its kernel died while starting, 3 times"
+    ):
+        pipeline.run_chapter("tiny", root=project, progress=False)
+    assert len(calls) == pipeline.KERNEL_STARTS
+    assert not (project / "book" / "chapters" / "tiny.ipynb").exists()
+
+
 def project_threads(root, name):
     return project.get_chapter(name, root).threads
 
