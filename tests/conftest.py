@@ -100,11 +100,10 @@ def run_default(project, chapter):
 
     from shifteval.book.project import chapters
 
-    names = [chapter]
-    if any(c.name == chapter and c.threads == 1 for c in chapters(project)):
-        names += sorted(
-            c.name for c in chapters(project) if c.threads == 1 and c.name in DEFAULT_RUNS - {chapter}
-        )
+    one_thread = {c.name for c in chapters(project) if c.threads == 1}
+    names = (
+        [chapter, *sorted((one_thread & DEFAULT_RUNS) - {chapter})] if chapter in one_thread else [chapter]
+    )
     out = shifteval("run", *names, cwd=project, env={"SHIFTEVAL_CACHE": str(PROJECT_CACHE)})
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads((project / "book" / "chapters" / f"{chapter}.results.json").read_text())

@@ -290,7 +290,6 @@ def _execute(name: str, *args, **kwargs):
             _log(
                 f"[{name}] the kernel died while starting ({exc}); starting another ({start + 1} of {KERNEL_STARTS})"
             )
-    raise AssertionError("unreachable")
 
 
 def _alive(pid: int) -> bool:
