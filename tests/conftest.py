@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from background import OneThreadRuns, cores
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -40,6 +41,12 @@ HEAVY_FIXTURES = {"built_book", "default_project", "real_data"}
 DEFAULT_RUNS: set[str] = set()
 
 
+#: The chapters whose one-thread re-runs this session's thread tests need (fixture ``one_thread_runs``).
+ONE_THREAD_RERUNS: list[str] = []
+
+BACKGROUND = pytest.StashKey[OneThreadRuns]()
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
@@ -52,19 +59,59 @@ def pytest_collection_modifyitems(items):
             and module.__name__.startswith("test_chapter_")
         ):
             DEFAULT_RUNS.add(module.__name__.removeprefix("test_chapter_").replace("_", "-"))
+    # The one-core tests run one after another, where the first of them stands, so that the one-thread
+    # re-runs (started with the first) have the other core for as long as possible.
+    one_core = [item for item in items if item.get_closest_marker("one_core")]
+    if one_core:
+        first = items.index(one_core[0])
+        rest = [item for item in items if not item.get_closest_marker("one_core")]
+        items[:] = rest[:first] + one_core + rest[first:]
+
+
+def pytest_collection_finish(session):
+    # after deselection (-k, -m): only the thread tests that will run ask for re-runs
+    for item in session.items:
+        chapter = getattr(getattr(item, "callspec", None), "params", {}).get("chapter")
+        if "one_thread_runs" in getattr(item, "fixturenames", ()) and chapter not in ONE_THREAD_RERUNS:
+            ONE_THREAD_RERUNS.append(chapter)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def background_runs(request, tmp_path_factory):
+    """The thread test's one-thread re-runs (:class:`background.OneThreadRuns`); not started yet."""
+    runs = OneThreadRuns(
+        ONE_THREAD_RERUNS, lambda: copy_project(tmp_path_factory.mktemp("one-thread") / "project")
+    )
+    request.config.stash[BACKGROUND] = runs
+    yield runs
+    runs.stop()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    # A slow test that may use more than one core waits until the background runs are done.
+    runs = item.config.stash.get(BACKGROUND, None)
+    if (
+        runs is not None
+        and runs.running
+        and item.get_closest_marker("slow")
+        and not item.get_closest_marker("one_core")
+    ):
+        runs.wait()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item):
+    # A one-core test leaves the other cores to the one-thread re-runs (after its fixtures have run:
+    # the book it reads may first have to be built on every core).
+    runs = item.config.stash.get(BACKGROUND, None)
+    if runs is not None and item.get_closest_marker("one_core") and cores() > 1:
+        runs.start(cores() - 1)
 
 
 @pytest.fixture
 def project(tmp_path):
     return copy_project(tmp_path / "project")
-
-
-@pytest.fixture(scope="session")
-def built_book(tmp_path_factory):
-    """Every chapter executed with its smoke parameters and the book built, once per test session."""
-    project = copy_project(tmp_path_factory.mktemp("book") / "project")
-    out = shifteval("build", "--params", "smoke", cwd=project)
-    return project, out
 
 
 #: The project's own store of trained models (zoo, OOD-AutoEval backbones): ``make book`` fills it.
@@ -88,6 +135,15 @@ def default_project(tmp_path_factory):
             for path in (results, notebook):  # the notebook last: its key marks the pair complete
                 shutil.copy2(path, project / "book" / "chapters" / path.name)
     return project
+
+
+@pytest.fixture(scope="session")
+def built_book(default_project):
+    """The book as ``make book`` builds it, once per test session: every chapter's default run, then
+    the HTML. The runs are those of :func:`run_default` (whichever comes first executes), so the pages
+    tested are the pages readers get, and no chapter executes twice for them."""
+    out = shifteval("build", cwd=default_project, env={"SHIFTEVAL_CACHE": str(PROJECT_CACHE)})
+    return default_project, out
 
 
 def run_default(project, chapter):

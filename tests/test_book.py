@@ -1,4 +1,4 @@
-"""The smoke build of the whole book: every chapter executes, the book builds warning-free, in a browser too."""
+"""The book as `make book` builds it: every chapter executes, the book builds warning-free, in a browser too."""
 
 import contextlib
 import json
@@ -10,10 +10,14 @@ from conftest import shifteval
 
 from shifteval.book import pipeline
 
+# Reading built pages, rebuilding the HTML and browsing use one core: the thread test's one-thread re-runs
+# go on beside these tests (tests/background.py).
+pytestmark = pytest.mark.one_core
+
 CHAPTERS = [c.name for c in pipeline.chapters()]
 
 
-def test_smoke_build_succeeds_without_warnings(built_book):
+def test_the_book_builds_without_warnings(built_book):
     project, out = built_book
     assert out.returncode == 0, out.stderr[-4000:]
     assert (project / "_build" / "html" / "index.html").is_file()
@@ -27,7 +31,7 @@ def test_a_build_with_nothing_changed_skips_the_html_and_an_edited_page_rebuilds
     project, _ = built_book
     html = project / "_build" / "html"
     page, built = project / "book" / "reproducing.md", html / "book" / "reproducing.html"
-    again = shifteval("build", cwd=project)  # every chapter keeps its (smoke) run
+    again = shifteval("build", cwd=project)  # every chapter keeps its run
     assert again.returncode == 0 and "[book] up to date" in again.stderr, again.stderr[-2000:]
     original = page.read_text()
     try:
@@ -49,7 +53,7 @@ def test_every_chapter_executes_and_records_results(built_book, name):
     errors = [o for c in nb["cells"] for o in c.get("outputs", []) if o["output_type"] == "error"]
     assert not errors
     res = json.loads((project / "book" / "chapters" / f"{name}.results.json").read_text())
-    assert res["provenance"]["chapter"] == name and res["provenance"]["parameter_set"] == "smoke"
+    assert res["provenance"]["chapter"] == name and res["provenance"]["parameter_set"] == "default"
 
 
 def test_every_figure_reads_at_the_content_width(built_book):
@@ -77,7 +81,7 @@ def test_every_figure_reads_at_the_content_width(built_book):
 
 def test_warm_build_skips_every_chapter(built_book):
     project, _ = built_book
-    out = shifteval("build", "--params", "smoke", cwd=project)
+    out = shifteval("build", "--params", "default", cwd=project)
     assert out.returncode == 0, out.stderr[-3000:]
     assert [name for name in CHAPTERS if f"[{name}] up to date" in out.stderr] == CHAPTERS
     assert "executing" not in out.stderr
@@ -110,7 +114,8 @@ def _browse(html_root, shots, base_url=None, full_page=False, api=True):
 
     Pages are opened from the file system, or with ``base_url`` from a static web server serving
     ``html_root`` (the only address the browser may then reach). Each page is saved as a screenshot
-    under ``shots`` (the whole page with ``full_page``, else the first screen) for a review by eye.
+    under ``shots`` (the whole page with ``full_page``, except the library reference's pages; else the
+    first screen) for a review by eye.
     ``api=False`` leaves out the library reference (``book/api/``), whose pages are the same in every
     edition.
     """
@@ -140,19 +145,19 @@ def _browse(html_root, shots, base_url=None, full_page=False, api=True):
             re.compile(r"^https?://"),
             lambda route: route.continue_() if local(route.request.url) else route.abort(),
         )
+        # one tab opens every page in turn (a navigation leaves nothing of the last page's scripts)
+        page = context.new_page()
+        errors: list[str] = []
+        remote: list[str] = []
+        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on(
+            "request",
+            lambda req: remote.append(req.url) if req.url.startswith("http") and not local(req.url) else None,
+        )
         for path in pages:
-            page = context.new_page()
-            errors, remote = [], []
-            page.on(
-                "console", lambda msg, errors=errors: errors.append(msg.text) if msg.type == "error" else None
-            )
-            page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
-            page.on(
-                "request",
-                lambda req, remote=remote: (
-                    remote.append(req.url) if req.url.startswith("http") and not local(req.url) else None
-                ),
-            )
+            errors.clear()
+            remote.clear()
             relative = path.relative_to(html_root).as_posix()
             page.goto(path.as_uri() if base_url is None else base_url + relative, wait_until="load")
             has_math = page.evaluate("document.querySelectorAll('.math').length") > 0
@@ -163,8 +168,8 @@ def _browse(html_root, shots, base_url=None, full_page=False, api=True):
                 )
                 page.evaluate("MathJax.startup.promise.then(() => true)")
             report[relative] = {
-                "errors": errors,
-                "remote_requests": remote,
+                "errors": list(errors),
+                "remote_requests": list(remote),
                 "broken_images": page.evaluate(
                     "Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
                 ),
@@ -189,8 +194,8 @@ def _browse(html_root, shots, base_url=None, full_page=False, api=True):
                 "overflow": page.evaluate(OVERFLOW_JS),
             }
             name = relative.replace("/", "__").removesuffix(".html")
-            page.screenshot(path=str(shots / f"{name}.png"), full_page=full_page)
-            page.close()
+            whole = full_page and not relative.startswith("book/api/")  # the reference: its first screen
+            page.screenshot(path=str(shots / f"{name}.png"), full_page=whole)
         browser.close()
     return report
 
@@ -223,7 +228,7 @@ def test_book_in_a_browser_full_and_student_editions(built_book):
     from conftest import ROOT
 
     project, _ = built_book
-    out = shifteval("build", "--params", "smoke", "--edition", "student", cwd=project)
+    out = shifteval("build", "--edition", "student", cwd=project)
     assert out.returncode == 0, out.stderr[-3000:]
     student_root = project / "_build" / "student" / "html"
     assert (student_root / "index.html").is_file()

@@ -1,9 +1,9 @@
-"""The linear-fits chapter: smoke results, and the default run's claims and fits."""
+"""The linear-fits chapter: the book's results against the paper, its claims and fits; the smoke set."""
 
 import json
 
 import pytest
-from conftest import run_default
+from conftest import run_default, shifteval
 
 from shifteval.datasets import published
 
@@ -35,20 +35,32 @@ def test_linear_fits_results_reproduce_the_paper(built_book):
     project, _ = built_book
     res = json.loads((project / "book" / "chapters" / "linear-fits.results.json").read_text())
     ref = published.reported()["recht2019"]
-    _check_fits(res, n_boot=2000)
+    _check_fits(res, n_boot=100_000)
     cifar, imnet = res["fits"]["cifar10"], res["fits"]["imagenet_top1_matchedfrequency"]
     assert cifar["slope"] == pytest.approx(ref["cifar10_fit"]["slope"], abs=0.006)
     assert cifar["intercept"] == pytest.approx(ref["cifar10_fit"]["intercept"], abs=0.1)
     assert imnet["slope"] == pytest.approx(ref["imagenet_top1_matchedfrequency_fit"]["slope"], abs=0.006)
-    # smoke runs 2,000 bootstrap replicates; the 100,000-replicate intervals are tested in test_linfit
     assert cifar["slope_ci"] == pytest.approx(ref["cifar10_fit"]["slope_ci"], abs=0.03)
     for strategy, changes in res["table2"].items():
         for k in ("top1", "top5"):
             assert round(changes[k], 1) == ref["table2"][strategy][k]
     assert max(max(v.values()) for v in res["clopper_pearson_max_deviation"].values()) <= 0.1 + 1e-9
-    # smoke runs record their claims too, holding or not
+    assert len(res["claims"]) >= 6 and all(isinstance(c["holds"], bool) for c in res["claims"])
+    assert all(f["n"] == 31 for f in res["zoo_fits"].values())
+
+
+@pytest.mark.slow
+def test_linear_fits_smoke_set_runs(project):
+    """``--params smoke``: the same code path in seconds (2,000 bootstrap replicates, the six-model zoo);
+    a smoke run records its claims too, holding or not."""
+    out = shifteval("run", "linear-fits", "--params", "smoke", cwd=project)
+    assert out.returncode == 0, out.stderr[-3000:]
+    res = json.loads((project / "book" / "chapters" / "linear-fits.results.json").read_text())
+    assert res["provenance"]["parameter_set"] == "smoke"
+    _check_fits(res, n_boot=2000)
     assert len(res["claims"]) >= 6 and all(isinstance(c["holds"], bool) for c in res["claims"])
     assert all(f["n"] == 6 for f in res["zoo_fits"].values())
+    assert res["per_image"]["models"] == 67  # the per-image section on the shipped table at smoke size too
 
 
 @pytest.mark.slow
@@ -86,7 +98,7 @@ def test_linear_fits_default_run_claims_hold(default_project):
 
 
 def test_linear_fits_per_image_section_on_the_released_predictions(built_book):
-    """The per-image section runs on the shipped ImageNetV2 table at smoke size too (no download)."""
+    """The per-image section on the shipped ImageNetV2 table (no download)."""
     project, _ = built_book
     res = json.loads((project / "book" / "chapters" / "linear-fits.results.json").read_text())
     per = res["per_image"]

@@ -1,4 +1,4 @@
-"""The mlm chapter: smoke results, real-format inputs, error messages."""
+"""The mlm chapter: the smoke set, the default run, real-format and real inputs, error messages."""
 
 import json
 
@@ -7,10 +7,10 @@ import pytest
 from conftest import run_default, shifteval, write_idx_dataset
 
 
-def test_mlm_smoke_results(built_book):
-    import numpy as np
-
-    project, _ = built_book
+@pytest.mark.slow
+def test_mlm_smoke_results(project):
+    out = shifteval("run", "mlm", "--params", "smoke", cwd=project)
+    assert out.returncode == 0, out.stderr[-3000:]
     res = json.loads((project / "book" / "chapters" / "mlm.results.json").read_text())
     assert res["levels"] == list(range(1, 11)) and len(res["perturbations"]) == 12
     assert len(res["accuracy_by_level"]) == 10 and all(0 <= a <= 1 for a in res["accuracy_by_level"])

@@ -1,4 +1,4 @@
-"""The ood-autoeval chapter: smoke results, default findings and claims, real-format and real data, errors."""
+"""The ood-autoeval chapter: the book's results, findings and claims, real-format and real data, errors."""
 
 import json
 
@@ -33,12 +33,12 @@ SMALL = [
 ]
 
 
-def test_ood_autoeval_smoke_results(built_book):
+def test_ood_autoeval_results_on_the_book_page(built_book):
     project, _ = built_book
     res = json.loads((project / "book" / "chapters" / "ood-autoeval.results.json").read_text())
     rmse = res["rmse_at_10pct_ood"]
     assert METHODS <= set(rmse) and all(0 <= v <= 100 for v in rmse.values())
-    assert len(res["table1"]) == 3 * 3 + 1 and len(res["table2"]) == 3 * 3 + 1  # ID × OOD pairs + all sets
+    assert len(res["table1"]) == 5 * 3 + 1 and len(res["table2"]) == 5 * 3 + 1  # ID × OOD pairs + all sets
     kept = [row["ood_kept"] for row in res["threshold_sweep"]]
     excluded = [row["id_excluded"] for row in res["threshold_sweep"]]
     assert kept == sorted(kept) and excluded == sorted(excluded, reverse=True)
@@ -46,7 +46,7 @@ def test_ood_autoeval_smoke_results(built_book):
     assert set(res["detector_auroc"]) == {"natural_patches", "letters", "textures"}
     assert res["pools"]["base_digit_overlap"] == {"meta": 0, "validation": 0}
     assert len(res["claims"]) >= 6 and all(isinstance(c["holds"], bool) for c in res["claims"])
-    _check_by_source(res, ["v1", "matchedfrequency", "v1+fog@3"])
+    _check_by_source(res, ["v1", "matchedfrequency", "topimages", "v1+fog@3", "v1+gaussian_noise@3"])
     assert res["id_shift_severity"]["made_for"] == "replication world"
 
 

@@ -8,6 +8,9 @@ import shutil
 import pytest
 from conftest import shifteval
 
+# One chapter that computes on one thread, and Sphinx: one core (tests/background.py).
+pytestmark = pytest.mark.one_core
+
 CHAPTER = "matched-evaluation"
 
 

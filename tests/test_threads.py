@@ -9,12 +9,9 @@ hold, i.e. no number a claim rests on may move past that claim's margin.
 
 import json
 import math
-import os
-import subprocess
-import sys
 
 import pytest
-from conftest import copy_project, run_default
+from conftest import run_default
 
 from shifteval.book.threads import DEFAULT_THREADS
 
@@ -39,34 +36,14 @@ def _leaves(value, path=""):
 
 
 @pytest.fixture(scope="module")
-def one_thread_runs(tmp_path_factory):
-    """Each torch chapter's default run on one thread, in its own project copy.
+def one_thread_runs(background_runs):
+    """Each torch chapter's default run on one thread, in its own project copy:
+    ``{chapter: (exit status, stderr, results path)}``.
 
-    Returns ``{chapter: (exit status, stderr, results path)}``. A one-thread run uses one core, so as many run
-    side by side as the machine has cores; the fixture waits for all of them before any test goes on, so
-    no core is shared with anything else.
+    The runs may have started long before, beside the tests that use one core (``tests/background.py``);
+    if not, they start now, side by side, one per core.
     """
-    side_by_side = max(1, os.cpu_count() or 1)
-    runs, running = {}, []
-    for chapter in TORCH_CHAPTERS:
-        if len(running) >= side_by_side:
-            running.pop(0).wait()
-        project = copy_project(tmp_path_factory.mktemp("one-thread") / "project")
-        with open(project / "stderr.txt", "w") as log:  # a file, not a pipe: nothing blocks on a full pipe
-            process = subprocess.Popen(
-                [sys.executable, "-m", "shifteval.book.cli", "run", chapter], cwd=project,
-                env={**os.environ, "SHIFTEVAL_THREADS": "1"}, stdout=subprocess.DEVNULL, stderr=log,
-            )  # fmt: skip
-        runs[chapter] = (process, project)
-        running.append(process)
-    return {
-        chapter: (
-            p.wait(),
-            (project / "stderr.txt").read_text(),
-            project / "book" / "chapters" / f"{chapter}.results.json",
-        )
-        for chapter, (p, project) in runs.items()
-    }
+    return background_runs.results()
 
 
 @pytest.mark.slow
