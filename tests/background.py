@@ -4,7 +4,8 @@ The thread test (``test_threads.py``) re-runs the torch-trained chapters on one 
 run needs one core, and the tests marked ``one_core`` (the book's pages in a browser, Sphinx rebuilds)
 need about one: on a machine with two cores the two fit side by side. ``conftest.py`` starts these runs
 when the first ``one_core`` test starts, keeps the ``one_core`` tests together, and makes every other
-slow test wait until the runs have finished, so no core is ever asked to serve two computations.
+slow test wait until the runs have finished, so the runs never compete with a test that computes on
+every core.
 """
 
 import os
@@ -36,10 +37,6 @@ class OneThreadRuns:
         self._driver: threading.Thread | None = None
         self._processes: dict[str, tuple[subprocess.Popen, Path]] = {}
         self._stopped = False
-
-    @property
-    def started(self) -> bool:
-        return self._driver is not None
 
     @property
     def running(self) -> bool:
