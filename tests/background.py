@@ -8,6 +8,7 @@ slow test wait until the runs have finished, so the runs never compete with a te
 every core.
 """
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -37,6 +38,7 @@ class OneThreadRuns:
         self._driver: threading.Thread | None = None
         self._processes: dict[str, tuple[subprocess.Popen, Path]] = {}
         self._stopped = False
+        self._failure: BaseException | None = None
 
     @property
     def running(self) -> bool:
@@ -56,12 +58,18 @@ class OneThreadRuns:
             process = subprocess.Popen(
                 [sys.executable, "-m", "shifteval.book.cli", "run", chapter], cwd=project,
                 env={**os.environ, "SHIFTEVAL_THREADS": "1"}, stdout=subprocess.DEVNULL, stderr=log,
-                start_new_session=True,  # its own process group: stop() ends the kernel with it
+                start_new_session=True,  # its own process group (its kernel ends when it does)
             )  # fmt: skip
         self._processes[chapter] = (process, project)
         return process
 
     def _drive(self) -> None:
+        try:
+            self._run_all()
+        except BaseException as exc:  # kept for results(): a thread's exception would otherwise be lost
+            self._failure = exc
+
+    def _run_all(self) -> None:
         running: list[subprocess.Popen] = []
         for chapter in self.chapters:
             with self._changed:
@@ -89,6 +97,8 @@ class OneThreadRuns:
         """Start the runs if nobody did (side by side, one per core), wait, and return what each left."""
         self.start(cores())
         self.wait()
+        if self._failure is not None:
+            raise RuntimeError("the one-thread runs could not be started") from self._failure
         out = {}
         for chapter, (process, project) in self._processes.items():
             stderr = (project / "stderr.txt").read_text()
@@ -101,5 +111,6 @@ class OneThreadRuns:
             self._stopped = True
         for process, _ in self._processes.values():
             if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError):  # it may have ended since
+                    os.killpg(process.pid, signal.SIGKILL)
                 process.wait()

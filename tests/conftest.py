@@ -102,10 +102,15 @@ def pytest_runtest_setup(item):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_call(item):
-    # A one-core test leaves the other cores to the one-thread re-runs (after its fixtures have run:
-    # the book it reads may first have to be built on every core).
+    # A slow one-core test leaves the other cores to the one-thread re-runs (after its fixtures have
+    # run: the book it reads may first have to be built on every core).
     runs = item.config.stash.get(BACKGROUND, None)
-    if runs is not None and item.get_closest_marker("one_core") and cores() > 1:
+    if (
+        runs is not None
+        and item.get_closest_marker("one_core")
+        and item.get_closest_marker("slow")
+        and cores() > 1
+    ):
         runs.start(cores() - 1)
 
 
@@ -142,7 +147,9 @@ def built_book(default_project):
     """The book as ``make book`` builds it, once per test session: every chapter's default run, then
     the HTML. The runs are those of :func:`run_default` (whichever comes first executes), so the pages
     tested are the pages readers get, and no chapter executes twice for them."""
-    out = shifteval("build", cwd=default_project, env={"SHIFTEVAL_CACHE": str(PROJECT_CACHE)})
+    out = shifteval(
+        "build", "--params", "default", cwd=default_project, env={"SHIFTEVAL_CACHE": str(PROJECT_CACHE)}
+    )  # --params: a chapter published with other parameters (a smoke or a student's run) runs again
     return default_project, out
 
 

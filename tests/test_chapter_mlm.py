@@ -12,6 +12,7 @@ def test_mlm_smoke_results(project):
     out = shifteval("run", "mlm", "--params", "smoke", cwd=project)
     assert out.returncode == 0, out.stderr[-3000:]
     res = json.loads((project / "book" / "chapters" / "mlm.results.json").read_text())
+    assert res["provenance"]["parameter_set"] == "smoke"
     assert res["levels"] == list(range(1, 11)) and len(res["perturbations"]) == 12
     assert len(res["accuracy_by_level"]) == 10 and all(0 <= a <= 1 for a in res["accuracy_by_level"])
     assert all(len(v) == 10 for v in res["accuracy"].values())

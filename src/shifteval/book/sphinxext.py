@@ -10,7 +10,9 @@ each HTML build. myst-parser fills in ``mathjax3_config`` (which HTML classes Ma
 Tables: a chapter glues a table (``shifteval.viz.table``) and places it with myst-nb's ``glue:figure``
 under a name starting with ``tbl-``; this extension turns that figure into a :class:`glued_table`, which
 Sphinx numbers and cross-references as a *table* ("Table 3", ``{numref}``). The caption stays below
-the table: HTML figures end with their caption.
+the table: HTML figures end with their caption. A table heading may break after an underscore
+(``<wbr>``), so a row named by an identifier (``timm mobilenetv3_small_050``) lets the table narrow to
+the text column; the name reads and copies as written.
 
 The extension also gives the theme a ``default_mode`` of ``auto`` (follow the reader's system setting)
 in ``html_context`` when ``_config.yml`` does not choose one: left empty, pydata-sphinx-theme logs a
@@ -19,6 +21,7 @@ console error on every first visit.
 
 from __future__ import annotations
 
+import re
 import shutil
 from importlib import metadata
 from pathlib import Path
@@ -73,8 +76,37 @@ class glued_table(nodes.figure):  # noqa: N801 (docutils names node classes in l
     """A glued output placed as a table: a figure node that Sphinx enumerates with the tables."""
 
 
+_HEADING = re.compile(r"(<th\b[^>]*>)(.*?)(</th>)", re.DOTALL)
+
+
+def wrappable_headings(html: str) -> str:
+    """The table's HTML with a line-break opportunity (``<wbr>``) after each underscore of a heading.
+
+    A ``<wbr>`` is no character: the heading reads, and copies, as written.
+
+    Parameters
+    ----------
+    html : str
+        HTML of a table (pandas' ``DataFrame`` or ``Styler`` output).
+
+    Returns
+    -------
+    str
+        The same HTML, ``_`` followed by ``<wbr>`` in the text of every ``<th>``; attributes unchanged.
+
+    Examples
+    --------
+    >>> wrappable_headings('<th class="row_heading">timm vit_p4_d4</th><td>a_b</td>')
+    '<th class="row_heading">timm vit_<wbr>p4_<wbr>d4</th><td>a_b</td>'
+    """
+    return _HEADING.sub(lambda m: m[1] + m[2].replace("_", "_<wbr>") + m[3], html)
+
+
 class GluedTables(SphinxTransform):
-    """Turn ``glue:figure`` nodes named ``tbl-…`` into :class:`glued_table` nodes."""
+    """Turn ``glue:figure`` nodes named ``tbl-…`` into :class:`glued_table` nodes.
+
+    Their headings may break after an underscore (:func:`wrappable_headings`).
+    """
 
     default_priority = 900
 
@@ -86,6 +118,11 @@ class GluedTables(SphinxTransform):
             table = glued_table(figure.rawsource, *figure.children, **figure.attributes)
             table["classes"].append("glued-table")  # scrolls when wide (static/shifteval.css)
             table.source, table.line = figure.source, figure.line
+            for raw in list(table.findall(nodes.raw)):
+                if "html" in raw.get("format", "").split():
+                    raw.replace_self(
+                        nodes.raw(raw.rawsource, wrappable_headings(raw.astext()), format=raw["format"])
+                    )
             figure.replace_self(table)
             for node_id in table["ids"]:  # where Sphinx looks labels up
                 self.document.ids[node_id] = table

@@ -468,34 +468,15 @@ def figure(name: str, fig: Figure | None = None) -> None:
     plt.close(fig)
 
 
-def _wrappable(label: object) -> object:
-    r"""A label that may wrap after each underscore (a zero-width space follows it).
-
-    A name such as ``timm mobilenetv3_small_050`` keeps its identifier as written, and a table column
-    holding it can still narrow to the text column instead of overflowing it.
-
-    Examples
-    --------
-    >>> _wrappable("timm mobilenetv3_small_050") == "timm mobilenetv3_\u200bsmall_\u200b050", _wrappable(3)
-    (True, 3)
-    """
-    return label.replace("_", "_\u200b") if isinstance(label, str) else label
-
-
 def _readable(frame: pd.DataFrame | Styler) -> pd.DataFrame | Styler:
-    """The table with display names (:mod:`shifteval.viz.names`), wrappable after an underscore.
-
-    A ``Styler`` keeps its formats.
-    """
+    """The table with display names (:mod:`shifteval.viz.names`); a ``Styler`` keeps its formats."""
     import pandas as pd
 
     from .names import display_name, readable
 
     if isinstance(frame, pd.DataFrame):
-        return readable(frame).rename(index=_wrappable, columns=_wrappable)
-    styled = frame.format_index(lambda label: _wrappable(display_name(label)), axis=0).format_index(
-        lambda label: _wrappable(display_name(label)), axis=1
-    )
+        return readable(frame)
+    styled = frame.format_index(display_name, axis=0).format_index(display_name, axis=1)
     styled.data = styled.data.rename_axis(index=display_name, columns=display_name)
     styled.index, styled.columns = styled.data.index, styled.data.columns
     return styled
