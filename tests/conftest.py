@@ -87,16 +87,17 @@ def background_runs(request, tmp_path_factory):
     runs.stop()
 
 
+def _background(item):
+    """The session's background runs when ``item`` is a slow test (fast tests neither start nor wait)."""
+    runs = item.config.stash.get(BACKGROUND, None)
+    return runs if runs is not None and item.get_closest_marker("slow") else None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     # A slow test that may use more than one core waits until the background runs are done.
-    runs = item.config.stash.get(BACKGROUND, None)
-    if (
-        runs is not None
-        and runs.running
-        and item.get_closest_marker("slow")
-        and not item.get_closest_marker("one_core")
-    ):
+    runs = _background(item)
+    if runs is not None and runs.running and not item.get_closest_marker("one_core"):
         runs.wait()
 
 
@@ -104,13 +105,8 @@ def pytest_runtest_setup(item):
 def pytest_runtest_call(item):
     # A slow one-core test leaves the other cores to the one-thread re-runs (after its fixtures have
     # run: the book it reads may first have to be built on every core).
-    runs = item.config.stash.get(BACKGROUND, None)
-    if (
-        runs is not None
-        and item.get_closest_marker("one_core")
-        and item.get_closest_marker("slow")
-        and cores() > 1
-    ):
+    runs = _background(item)
+    if runs is not None and item.get_closest_marker("one_core") and cores() > 1:
         runs.start(cores() - 1)
 
 
