@@ -1,3 +1,4 @@
+import contextlib
 import os
 import shutil
 import subprocess
@@ -183,32 +184,40 @@ def write_idx_dataset(folder, images, labels, split_at):
         (folder / f"{prefix}-labels-idx1-ubyte").write_bytes(encode_idx(np.asarray(labels[sl], np.uint8)))
 
 
-@pytest.fixture(scope="session")
-def real_data(tmp_path_factory):
-    """MNIST and Fashion-MNIST fetched the way users get them: ``shifteval data get`` with checksums,
-    here from a local web server mirroring ``../shared/realdata`` (skipped when that folder is absent)."""
+@contextlib.contextmanager
+def static_server(folder):
+    """A quiet static web server for ``folder`` on a free local port; yields its base URL (ending in /)."""
     import functools
     import http.server
     import threading
-
-    source = SHARED / "realdata"
-    if not (source / "mnist").is_dir() or not (source / "fashion-mnist").is_dir():
-        pytest.skip(f"real data folder {source} is absent")
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(source)))
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    root = tmp_path_factory.mktemp("data")
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder))
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        mirror = f"http://127.0.0.1:{httpd.server_address[1]}/{{name}}"
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="session")
+def real_data(tmp_path_factory):
+    """MNIST and Fashion-MNIST fetched the way users get them: ``shifteval data get`` with checksums,
+    here from a local web server mirroring ``../shared/realdata`` (skipped when that folder is absent)."""
+    source = SHARED / "realdata"
+    if not (source / "mnist").is_dir() or not (source / "fashion-mnist").is_dir():
+        pytest.skip(f"real data folder {source} is absent")
+    root = tmp_path_factory.mktemp("data")
+    with static_server(source) as base_url:
+        mirror = f"{base_url}{{name}}"
         out = shifteval(
             "data", "get", "mnist", "fashion-mnist", "--root", str(root), "--mirror", mirror, cwd=ROOT
         )
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
     assert out.returncode == 0, out.stderr[-3000:]
     return root

@@ -1,12 +1,11 @@
 """The book as `make book` builds it: every chapter executes, the book builds warning-free, in a browser too."""
 
-import contextlib
 import json
 import re
 import shutil
 
 import pytest
-from conftest import shifteval
+from conftest import shifteval, static_server
 
 from shifteval.book import pipeline
 
@@ -200,29 +199,6 @@ def _browse(html_root, shots, base_url=None, full_page=False, api=True):
     return report
 
 
-@contextlib.contextmanager
-def _static_server(folder):
-    """A static web server for ``folder`` on a free local port; yields its base URL."""
-    import functools
-    import http.server
-    import threading
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder))
-    )
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (.ci/run installs Debian's chromium)")
 def test_book_in_a_browser_full_and_student_editions(built_book):
     from conftest import ROOT
@@ -237,7 +213,7 @@ def test_book_in_a_browser_full_and_student_editions(built_book):
     # served copy is the same files over HTTP: both are checked without the library reference.
     reports = {"full": _browse(project / "_build" / "html", shots / "full", full_page=True)}
     reports["student"] = _browse(student_root, shots / "student", api=False)
-    with _static_server(project / "_build" / "html") as base_url:  # the same book from a web server
+    with static_server(project / "_build" / "html") as base_url:  # the same book from a web server
         reports["full, served"] = _browse(project / "_build" / "html", shots / "served", base_url, api=False)
     assert any(page.startswith("book/api/") for page in reports["full"]), sorted(reports["full"])
     for edition, report in reports.items():
