@@ -1,7 +1,7 @@
 """The book's build times: the zoo one model after another against side by side, and a cold and a warm build.
 
 ``zoo`` (default): the default world's zoo trained twice into fresh stores, first by one process, then by
-``os.cpu_count()`` processes (one torch thread each, :func:`shifteval.zoo.build_zoo`); prints both times,
+``os.cpu_count()`` processes (one torch thread each, :func:`shifteval.zoo.build.build_zoo`); prints both times,
 their ratio, and checks that both stores hold the same predictions bit for bit.
 
 ``book``: ``shifteval build`` with the default parameters of two copies of the project, each with an empty
@@ -62,7 +62,7 @@ def bench_zoo() -> None:
 def _build(project: Path, env: dict) -> tuple[float, dict]:
     start = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, "-m", "shifteval.book.cli", "build", "--params", "default"],
+        [sys.executable, "-m", "shifteval.cli", "build", "--params", "default"],
         cwd=project, env=env, capture_output=True, text=True,
     )  # fmt: skip
     total = time.perf_counter() - start
@@ -120,7 +120,7 @@ def bench_warm(project: Path, runs: int = 5) -> None:
     for _ in range(runs):
         start = time.perf_counter()
         out = subprocess.run(
-            [sys.executable, "-m", "shifteval.book.cli", "build"], cwd=project, capture_output=True, text=True
+            [sys.executable, "-m", "shifteval.cli", "build"], cwd=project, capture_output=True, text=True
         )
         times.append(time.perf_counter() - start)
         if out.returncode != 0 or "[book] up to date" not in out.stderr:

@@ -37,11 +37,15 @@ def main() -> None:
     rows = {k: [] for k in ("observed", "naive", "jackknife", "parametric", f"parametric, cut to {lo}")}
     for r in range(args.rounds):
         votes1, votes2 = selection_study.reannotate(s1, s2, [lo, hi], seed=0, round=r + 1)
-        (c1, n1), (c2, n2) = selection_study.vote_counts(votes1), selection_study.vote_counts(votes2)
+        (c1, annotators_v1), (c2, annotators_v2) = (selection_study.vote_counts(v) for v in (votes1, votes2))
         rows["observed"].append(correct.mean(1))
-        rows["naive"].append(selection.naive_adjusted_accuracy(c1, c2, correct, (n1, n2)))
+        rows["naive"].append(
+            selection.naive_adjusted_accuracy(c1, c2, correct, (annotators_v1, annotators_v2))
+        )
         rows["jackknife"].append(selection.jackknife_adjusted_accuracy(votes1, votes2, correct).corrected)
-        rows["parametric"].append(selection.parametric_adjusted_accuracy(c1, c2, correct, (n1, n2))[0])
+        rows["parametric"].append(
+            selection.parametric_adjusted_accuracy(c1, c2, correct, (annotators_v1, annotators_v2))[0]
+        )
         k1, k2 = votes1[:, :lo].sum(1).astype(int), votes2[:, :lo].sum(1).astype(int)
         rows[f"parametric, cut to {lo}"].append(
             selection.parametric_adjusted_accuracy(k1, k2, correct, lo)[0]

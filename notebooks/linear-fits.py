@@ -60,7 +60,7 @@ viz.set_style()
 paper = published.reported()["recht2019"]
 tables = {name: published.load_table(name) for name in published.list_tables()}
 sources = {n: {"models": len(t), "source": published.provenance(n)["source"]} for n, t in tables.items()}
-viz.table("linear-fits-sources", pd.DataFrame(sources).T)
+R.table("linear-fits-sources", pd.DataFrame(sources).T)
 
 
 # %%
@@ -106,10 +106,8 @@ refs = {
     "cifar10": paper["cifar10_fit"],
     "imagenet_top1_matchedfrequency_cnn": paper["imagenet_top1_matchedfrequency_fit"],
 }
-viz.table(
-    "linear-fits-fits", viz.linear_fits.fits_table(testbeds.fits_frame({k: fits[k] for k in refs}, refs))
-)
-viz.figure("linear-fits-paper-fig1", viz.linear_fits.fig1_linear_fits(cifar, imnet_cnn, fits))
+R.table("linear-fits-fits", viz.linear_fits.fits_table(testbeds.fits_frame({k: fits[k] for k in refs}, refs)))
+R.figure("linear-fits-paper-fig1", viz.linear_fits.fig1_linear_fits(cifar, imnet_cnn, fits))
 agree = {k: recht2019.paper_agreement(fits[k], ref) for k, ref in refs.items()}
 worst = {q: max(a[q] for a in agree.values()) for q in ("slope", "intercept", "slope_ci", "intercept_ci")}
 
@@ -231,7 +229,7 @@ R.record(
     }
 )
 b1 = [round(100 * float(b), 1) for b in linfit.clopper_pearson(1800, 2000)]
-viz.table("linear-fits-cp", pd.DataFrame(cp_dev).T.round(3))
+R.table("linear-fits-cp", pd.DataFrame(cp_dev).T.round(3))
 main_dev = max(max(v.values()) for k, v in cp_dev.items() if k != "recht2019_cifar10 (n = 2,000)")
 t11 = {n: cp_dev[f"recht2019_cifar10 (n = {n})"]["new"] for n in ("2,021", "2,000")}
 
@@ -312,7 +310,7 @@ frame2 = {
     }
     for s, v in table2.items()
 }
-viz.table("linear-fits-table2", pd.DataFrame(frame2).T.round(2))
+R.table("linear-fits-table2", pd.DataFrame(frame2).T.round(2))
 rounded = {f"{s}/{k}": round(v[k], 1) == paper["table2"][s][k] for s, v in table2.items() for k in topk}
 mf1, ti1 = table2["matchedfrequency"]["top1"], table2["topimages"]["top1"]
 
@@ -377,8 +375,8 @@ ref12 = {
     "top1, matchedfrequency": paper["imagenet_top1_matchedfrequency_fit"],
     "top5, topimages": paper["imagenet_top5_topimages_slope"],
 }
-viz.figure("linear-fits-paper-fig12", viz.linear_fits.fig12_all_test_sets(tables, fits))
-viz.table(
+R.figure("linear-fits-paper-fig12", viz.linear_fits.fig12_all_test_sets(tables, fits))
+R.table(
     "linear-fits-strategies",
     viz.linear_fits.fits_table(testbeds.fits_frame({v: fits[k] for k, v in key12.items()}, ref12)),
 )
@@ -462,9 +460,9 @@ display(R.say(fig12_top1_topimages, fig12_others_above_one))
 six = {s: fits[f"imagenet_top1_matchedfrequency_all_{s}"] for s in linfit.SCALES}
 rms6 = {s: testbeds.line_residuals(f, imnet)["rms"] for s, f in six.items()}
 band6 = {s: testbeds.widest_band(f, imnet) for s, f in six.items()}
-viz.figure("linear-fits-paper-fig6", viz.linear_fits.fig6_linear_vs_probit(imnet, fits))
+R.figure("linear-fits-paper-fig6", viz.linear_fits.fig6_linear_vs_probit(imnet, fits))
 frame6 = pd.DataFrame({"rms residual (points)": rms6, "widest band (points)": band6}).round(3)
-viz.table("linear-fits-probit", frame6)
+R.table("linear-fits-probit", frame6)
 for scale in linfit.SCALES:
     R.number(f"linear-fits-fig6-rms-{scale}", rms6[scale], "{:.2f}")
 
@@ -502,8 +500,8 @@ R.claim(
 
 # %%
 key13 = {f"imagenet_{k}_{s}_all_probit": f"{k}, {s}" for k in topk for s in strategies}
-viz.figure("linear-fits-paper-fig13", viz.linear_fits.fig13_probit_all_models(tables, fits))
-viz.table("linear-fits-fig13", testbeds.fits_frame({v: fits[k] for k, v in key13.items()}))
+R.figure("linear-fits-paper-fig13", viz.linear_fits.fig13_probit_all_models(tables, fits))
+R.table("linear-fits-fig13", testbeds.fits_frame({v: fits[k] for k, v in key13.items()}))
 span13 = min(np.ptp(tables[f"recht2019_imagenet_{k}_{s}"].orig_acc) for k in topk for s in strategies)
 r13 = min(fits[k].r for k in key13)
 
@@ -541,10 +539,10 @@ R.claim(
 # ranks recomputed from the printed, rounded accuracies would reorder models that tie after rounding.
 
 # %%
-viz.figure("linear-fits-paper-table14", viz.linear_fits.table14_rank_change(imnet))
+R.figure("linear-fits-paper-table14", viz.linear_fits.table14_rank_change(imnet))
 rank_summary = {name: recht2019.rank_summary(t) for name, t in tables.items() if name.startswith("recht2019")}
 R.record({"rank_changes": rank_summary})
-viz.table("linear-fits-ranks", pd.DataFrame(rank_summary).T.round(3))
+R.table("linear-fits-ranks", pd.DataFrame(rank_summary).T.round(3))
 rs_c, rs_i = rank_summary["recht2019_cifar10"], rank_summary["recht2019_imagenet_top1_matchedfrequency"]
 
 # %% [markdown]
@@ -587,7 +585,7 @@ R.claim(
 fm, fb = fits["cifar10"], fits["cifar10_balanced"]
 balanced = recht2019.paired_change(cifar, tables["recht2019_cifar10_balanced"])
 R.record({"balanced_cifar10": balanced})
-viz.table("linear-fits-balanced", testbeds.fits_frame({"Table 11 (v4)": fm, "Table 12 (balanced, v6)": fb}))
+R.table("linear-fits-balanced", testbeds.fits_frame({"Table 11 (v4)": fm, "Table 12 (balanced, v6)": fb}))
 
 # %% [markdown]
 # ```{glue:figure} linear-fits-balanced
@@ -645,7 +643,7 @@ eng_probit = linfit.fit_table(eng, scale="probit", n_boot=n_boot, ci=ci, seed=se
 recht_line = fits["imagenet_top1_matchedfrequency_cnn"]
 eng_res = testbeds.line_residuals(recht_line, eng)
 fig_eng = viz.linear_fits.engstrom_fig6b_timm_testbed(eng, eng_fit, recht_line)
-viz.figure("linear-fits-engstrom-fig6b", fig_eng)
+R.figure("linear-fits-engstrom-fig6b", fig_eng)
 ref_eng = published.reported()["engstrom2020"]["linear_fit_slope"]
 
 # %% [markdown]
@@ -716,9 +714,9 @@ for title, params in scenarios.items():
     fit = linfit.fit_linear(*accs, scale="probit", n_boot=min(n_boot, 10_000), seed=seed)
     gauss[title] = (*accs, *linfit.gaussian_difficulty_line(*params), fit)
 panels = {f"{t}: μ₂ = {p[2]}, σ₂ = {p[3]}": gauss[t] for t, p in scenarios.items()}
-viz.figure("linear-fits-sec53-gaussian", viz.linear_fits.sec53_gaussian_difficulty(panels))
+R.figure("linear-fits-sec53-gaussian", viz.linear_fits.sec53_gaussian_difficulty(panels))
 gtab = {t: {"u": g[2], "u (fit)": g[4].slope, "v": g[3], "v (fit)": g[4].intercept} for t, g in gauss.items()}
-viz.table("linear-fits-gaussian", pd.DataFrame(gtab).T.round(4))
+R.table("linear-fits-gaussian", pd.DataFrame(gtab).T.round(4))
 shift, narrow = gauss["mean shift only"][4], gauss["mean shift, narrower spread"][4]
 gdev = max(max(abs(g[4].slope - g[2]), abs(g[4].intercept - g[3])) for g in gauss.values())
 
@@ -795,8 +793,8 @@ w = worlds.build_world(world)
 zoo_acc = zoos.build_zoo(w, zoos.default_zoo(zoo_size)).accuracy_table()
 zoo_fits = testbeds.fit_columns(zoo_acc, "v1", worlds.STRATEGIES, n_boot=n_boot, ci=ci, seed=seed)
 R.record({"zoo_fits": {f"{s}_{scale}": f.summary() for (s, scale), f in zoo_fits.items()}})
-viz.figure("linear-fits-zoo", viz.linear_fits.zoo_fits(zoo_acc, zoo_fits, worlds.STRATEGIES))
-viz.table("linear-fits-zoo-fits", testbeds.fits_frame({f"{s} / {c}": f for (s, c), f in zoo_fits.items()}))
+R.figure("linear-fits-zoo", viz.linear_fits.zoo_fits(zoo_acc, zoo_fits, worlds.STRATEGIES))
+R.table("linear-fits-zoo-fits", testbeds.fits_frame({f"{s} / {c}": f for (s, c), f in zoo_fits.items()}))
 n_v1, n_new = len(w.split_index("v1")), len(w.split_index("matchedfrequency"))
 R.number("linear-fits-zoo-n-models", len(zoo_acc), "{:d}")
 R.number("linear-fits-smoke-zoo-size", len(zoos.default_zoo("smoke")), "{:d}")
@@ -912,7 +910,7 @@ R.say(tables_agree)
 
 # %%
 two_level = perimage.bootstrap_comparison(corr, n_boot=per_image_boot, seed=seed, scale="probit")
-viz.table("linear-fits-per-image-bootstrap", viz.intervals(two_level, ".3f"))
+R.table("linear-fits-per-image-bootstrap", viz.intervals(two_level, ".3f"))
 
 # %% tags=["remove-input"]
 mo, mi = two_level.loc["models"], two_level.loc["models+images"]
@@ -954,7 +952,7 @@ R.say(per_image_two_level_wider, per_image_images_matter)
 drops = perimage.per_class_drops(corr)
 consistency = perimage.drop_consistency(drops)
 wrong = perimage.always_wrong(corr)
-viz.figure("linear-fits-per-image-classes", viz.linear_fits.per_image_class_drops(drops))
+R.figure("linear-fits-per-image-classes", viz.linear_fits.per_image_class_drops(drops))
 
 # %%
 per_image = {

@@ -112,7 +112,7 @@ R.say(
 # predicted probability, on the source and on each target set.
 
 # %%
-viz.figure("matched-evaluation-paper-fig1", viz.matched_evaluation.fig1_accuracy_confidence(pairs, tables))
+R.figure("matched-evaluation-paper-fig1", viz.matched_evaluation.fig1_accuracy_confidence(pairs, tables))
 
 # %% tags=["remove-input"]
 F = findings.gap_facts(tables, t0)
@@ -153,10 +153,8 @@ if "topimages" in targets:
 # and Algorithm 2 ({numref}`fig-matched-evaluation-paper-fig6`). Gaps are always source − target.
 
 # %%
-viz.figure(
-    "matched-evaluation-paper-fig3", viz.matched_evaluation.fig3_matched_gaps(tables, "label_and_prob")
-)
-viz.figure("matched-evaluation-paper-fig6", viz.matched_evaluation.fig3_matched_gaps(tables, "prob"))
+R.figure("matched-evaluation-paper-fig3", viz.matched_evaluation.fig3_matched_gaps(tables, "label_and_prob"))
+R.figure("matched-evaluation-paper-fig6", viz.matched_evaluation.fig3_matched_gaps(tables, "prob"))
 
 # %% [markdown]
 # ```{glue:figure} matched-evaluation-paper-fig3
@@ -178,7 +176,7 @@ viz.figure("matched-evaluation-paper-fig6", viz.matched_evaluation.fig3_matched_
 # %%
 narrower = findings.narrower(tables)
 summary = findings.summary(tables)
-viz.table("matched-evaluation-summary", viz.matched_evaluation.summary_table(summary))
+R.table("matched-evaluation-summary", viz.matched_evaluation.summary_table(summary))
 
 # %% [markdown]
 # ```{glue:figure} matched-evaluation-summary
@@ -250,7 +248,7 @@ f5 = {
     for kind in ("strong", "weak")
 }
 panels = {kind: (picks[kind], f5[kind]) for kind in f5}
-viz.figure("matched-evaluation-paper-fig5", viz.matched_evaluation.fig5_reliability(panels))
+R.figure("matched-evaluation-paper-fig5", viz.matched_evaluation.fig5_reliability(panels))
 R.number("matched-evaluation-n-runs", n_runs, "{:d}")
 
 # %% tags=["remove-input"]
@@ -337,7 +335,7 @@ R.say(
 # in between, with mostly distinct probabilities that pile up at exactly 1, are called *saturating*.
 
 # %%
-viz.figure(
+R.figure(
     "matched-evaluation-quantised", viz.matched_evaluation.quantised_probabilities(quant, eps, eps_small)
 )
 shown = [
@@ -348,7 +346,7 @@ shown = [
     "fraction_unmatched",
     "fraction_unmatched_small",
 ]
-viz.table("matched-evaluation-quantisation", quant.sort_values("distinct_source")[shown].round(3))
+R.table("matched-evaluation-quantisation", quant.sort_values("distinct_source")[shown].round(3))
 
 # %% tags=["remove-input"]
 R.number("matched-evaluation-eps-small", eps_small, "{:g}")
@@ -415,9 +413,7 @@ R.claim(
 # %%
 mid = picks["continuous"]
 sweep = study.eps_sweep(*pairs[t0][mid], eps_grid, n_runs=max(2, n_runs // 2), seed=seed)
-viz.figure(
-    "matched-evaluation-eps-sensitivity", viz.matched_evaluation.eps_sensitivity(sweep, mid, roles[t0])
-)
+R.figure("matched-evaluation-eps-sensitivity", viz.matched_evaluation.eps_sensitivity(sweep, mid, roles[t0]))
 
 # %% tags=["remove-input"]
 R.number("matched-evaluation-eps-model", mid, "`{}`")

@@ -138,7 +138,7 @@ R.say(
 )
 
 # %%
-viz.figure("mlm-calibration", viz.mlm.calibration_curves(cal["curves"], cal["targets"]))
+R.figure("mlm-calibration", viz.mlm.calibration_curves(cal["curves"], cal["targets"]))
 
 # %% [markdown]
 # ```{glue:figure} mlm-calibration
@@ -204,7 +204,7 @@ M_clean = mlm.misclassification_likelihood_matrix(p_test, y_test, centroids)
 M_perturbed = mlm.misclassification_likelihood_matrix(*mlm.pooled(probs, y_test, names), centroids)
 cm = mlm.confusion_rates(y_test, p_test.argmax(1), K) * np.bincount(y_test, minlength=K)[:, None]
 cm = np.rint(cm).astype(int)
-viz.figure("mlm-paper-fig1-2", viz.mlm.fig1_2_confusion_and_mlm(cm, M_perturbed, M_clean))
+R.figure("mlm-paper-fig1-2", viz.mlm.fig1_2_confusion_and_mlm(cm, M_perturbed, M_clean))
 
 # %% [markdown]
 # ```{glue:figure} mlm-paper-fig1-2
@@ -298,9 +298,7 @@ table1 = pd.DataFrame(
         "paper (MNIST)": table1_paper["distance"],
     }
 )
-viz.table(
-    "mlm-paper-table1", table1.style.format("{:.3e}", subset=list(table1.columns[1:])).hide(axis="index")
-)
+R.table("mlm-paper-table1", table1.style.format("{:.3e}", subset=list(table1.columns[1:])).hide(axis="index"))
 
 # %% tags=["remove-input"]
 R.claim(
@@ -333,7 +331,7 @@ dist_train = mlm.centroid_distances(p_train[examples], centroids)
 fig = viz.mlm.fig3_4_ambiguous(
     x_train[examples], p_train[examples], y_train[examples], dist_train, [0, 1], ids=examples
 )
-viz.figure("mlm-paper-fig3-4", fig)
+R.figure("mlm-paper-fig3-4", fig)
 R.claim(
     "mlm-misclustered",
     "{n:,} of {c:,} correctly classified training images lie nearest to another class's centroid: fewer than 1%.",
@@ -363,7 +361,7 @@ s44 = ["97.61", "48.83", "98.52", "36.32", "0.99", "0.50"]
 R.number("mlm-s44-cite", R.cite("sikar2024mlm", "§4.4", numbers=s44), "{}")
 
 # %%
-viz.figure("mlm-perturbations", viz.mlm.perturbation_grid(kept, names, [1, 4, 7, 10], x_test[digit]))
+R.figure("mlm-perturbations", viz.mlm.perturbation_grid(kept, names, [1, 4, 7, 10], x_test[digit]))
 
 # %% [markdown]
 # ```{glue:figure} mlm-perturbations
@@ -381,9 +379,7 @@ viz.figure("mlm-perturbations", viz.mlm.perturbation_grid(kept, names, [1, 4, 7,
 # zoom blur the harshest ({glue:md}`mlm-s44-cite`).
 
 # %%
-viz.figure(
-    "mlm-paper-fig5-7", viz.mlm.fig5_7_accuracy(accuracy, accuracy_by_level, acc_clean, cal["targets"])
-)
+R.figure("mlm-paper-fig5-7", viz.mlm.fig5_7_accuracy(accuracy, accuracy_by_level, acc_clean, cal["targets"]))
 deviation = float(np.abs(accuracy_by_level.to_numpy() - cal["targets"]).max())
 linearity = float(np.corrcoef(levels, accuracy_by_level)[0, 1])
 rises = [n for n in names if np.any(np.diff(accuracy.loc[n].to_numpy()) > 0)]
@@ -465,7 +461,7 @@ R.say(
 fig = viz.mlm.fig6_one_digit(
     x_test[digit], p_test[digit], kept, probs, figure_perturbation, digit, 0, y_test[digit]
 )
-viz.figure("mlm-paper-fig6", fig)
+R.figure("mlm-paper-fig6", fig)
 
 # %% [markdown]
 # ```{glue:figure} mlm-paper-fig6
@@ -491,9 +487,9 @@ fig = viz.mlm.class_matrices(
         (M_std, "standard deviation over levels (Eq. 8)", ".3f", "Greys", "likely confused with"),
     ]
 )
-viz.figure("mlm-levels", fig)
+R.figure("mlm-levels", fig)
 top = mlm.top_confusions(M_mean, 10, std=M_std)
-viz.table("mlm-top", top.style.format({"likelihood": "{:.3f}", "std": "{:.4f}"}).hide(axis="index"))
+R.table("mlm-top", top.style.format({"likelihood": "{:.3f}", "std": "{:.4f}"}).hide(axis="index"))
 
 # %% [markdown]
 # ```{glue:figure} mlm-levels
@@ -531,8 +527,8 @@ rank = pd.DataFrame(
     },
     index=pd.Index(levels, name="level"),
 )
-viz.figure("mlm-clean-vs-perturbed", viz.mlm.rank_agreement(rank, M_clean, rates[4], 5))
-viz.table("mlm-rank", rank.style.format("{:.3f}"))
+R.figure("mlm-clean-vs-perturbed", viz.mlm.rank_agreement(rank, M_clean, rates[4], 5))
+R.table("mlm-rank", rank.style.format("{:.3f}"))
 
 # %% tags=["remove-input"]
 rho = rank.mean()

@@ -182,7 +182,7 @@ labels = [f"ID: {id_sources[0]}"] + [s.replace("_", " ") for s in ood_sources]
 if outliers is not None:
     rows, labels = rows + [outliers[:8]], labels + ["auxiliary (training only)"]
 fig = viz.image_grid(np.stack(rows), row_labels=labels, cmap="gray")
-viz.figure("ood-autoeval-sources")
+R.figure("ood-autoeval-sources")
 
 # %% [markdown]
 # ```{glue:figure} ood-autoeval-sources
@@ -212,7 +212,7 @@ fig = viz.image_grid(
     row_labels=[", ".join(u) or "none" for _, _, u in examples],
     cmap="gray",
 )
-viz.figure("ood-autoeval-paper-fig2")
+R.figure("ood-autoeval-paper-fig2")
 
 # %% [markdown]
 # ```{glue:figure} ood-autoeval-paper-fig2
@@ -266,8 +266,8 @@ ref_id = id_sources[0]
 detection = ae.detection_table(bb.train, outs, ref_id, ood_sources, threshold_percentile)
 R.record({"detection": {f"{k[0]}: {k[1]}": row.to_dict() for k, row in detection.iterrows()}})
 fig = figs.fig_energy(bb.train, outs, ref_id, ood_sources, threshold_percentile)
-viz.figure("ood-autoeval-energy")
-viz.table(
+R.figure("ood-autoeval-energy")
+R.table(
     "ood-autoeval-detection", detection.style.format({"AUROC": "{:.3f}", "share kept": "{:.1%}"}, na_rep="–")
 )
 
@@ -328,7 +328,7 @@ R.say(
 meta_validation, regression = ae.meta_validation(est, bb)
 R.record({"meta_validation_rmse": meta_validation})
 fig = figs.meta_regression(**regression)
-viz.figure("ood-autoeval-meta-regression")
+R.figure("ood-autoeval-meta-regression")
 
 # %% tags=["remove-input"]
 R.claim(
@@ -370,7 +370,7 @@ main = ae.evaluate(est, outs, id_labels, outs, ood_share=ood_share, percentile=t
 table1 = ae.rmse_table(main)
 rmse_10 = table1.loc["all sets"].to_dict()
 R.record({"rmse_at_10pct_ood": rmse_10, "table1": table1.to_dict(orient="index")})
-viz.table(
+R.table(
     "ood-autoeval-paper-table1",
     figs.rmse_table(table1),
 )
@@ -455,7 +455,7 @@ clean_bias = ae.clean_bias(est, outs[clean_id], id_labels[clean_id], threshold_p
 val_acc_pool = float((bb.val_pool.logits.argmax(1) == pools.val[1]).mean())
 clean_acc = float((outs[clean_id].logits.argmax(1) == id_labels[clean_id]).mean())
 R.record({"clean_bias": clean_bias})
-viz.table(
+R.table(
     "ood-autoeval-clean",
     __import__("pandas").Series(clean_bias, name="signed error (points)").to_frame().style.format("{:+.2f}"),
 )
@@ -521,7 +521,7 @@ remedy = ae.compare_thresholds(main, by1, main_meta, by1_meta, ours)
 R.record({"remedy": remedy})
 
 # %%
-viz.table(
+R.table(
     "ood-autoeval-by-source",
     figs.by_source_table(by1, by1_meta["autoeval_energy_ood"], id_accuracy, clean_src if row_names else None),
 )
@@ -655,7 +655,7 @@ R.say(*([fewer_excluded] if shifted else []), trade, when)
 sweep = ae.threshold_sweep(est, outs, id_labels, percentile_grid, ood_share=ood_share, **mixing)
 R.record({"threshold_sweep": sweep.to_dict(orient="records")})
 fig = figs.fig3_threshold_sweep(sweep)
-viz.figure("ood-autoeval-paper-fig3")
+R.figure("ood-autoeval-paper-fig3")
 
 # %% tags=["remove-input"]
 kept = main.groupby("ood")["ood_kept"].mean()
@@ -705,8 +705,8 @@ R.say(
 shares = ae.share_sweep(est, outs, id_labels, ood_share_grid, percentile=threshold_percentile, **mixing)
 R.record({"ood_share_sweep": {str(s): row.to_dict() for s, row in shares.iterrows()}})
 fig = figs.fig4_ood_share(shares, ae.METHOD_LABELS)
-viz.figure("ood-autoeval-paper-fig4")
-viz.table(
+R.figure("ood-autoeval-paper-fig4")
+R.table(
     "ood-autoeval-shares",
     figs.method_columns(shares).style.format("{:.2f}").format_index("{:.1%}", axis=0),
 )
@@ -793,7 +793,7 @@ unseen = ae.evaluate(
 unseen_rmse = ae.rmse_table(unseen, by=("id",)).drop(index="all sets")
 R.record({"unseen_transforms": unseen_rmse.to_dict(orient="index")})
 fig = figs.fig5_unseen(unseen_rmse, ae.METHOD_LABELS)
-viz.figure("ood-autoeval-paper-fig5")
+R.figure("ood-autoeval-paper-fig5")
 
 # %% tags=["remove-input"]
 unseen_truth = unseen.groupby("id")["truth"].mean()
@@ -860,7 +860,7 @@ main2 = ae.evaluate(
 table2 = ae.rmse_table(main2)
 by2 = ae.by_source(main2, est2, outs2, id_labels, threshold_percentile, names=row_names)
 R.record({"table2": table2.to_dict(orient="index"), "table2_by_source": by2.to_dict(orient="index")})
-viz.table(
+R.table(
     "ood-autoeval-paper-table2",
     figs.rmse_table(table2),
 )

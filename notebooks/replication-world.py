@@ -52,7 +52,7 @@ more_annotators = 40  # the larger annotation round of the first exercise
 # %%
 import pandas as pd
 
-from shifteval import viz, zoo
+from shifteval import replication, viz, zoo
 from shifteval.book import results
 from shifteval.datasets import world as worlds
 from shifteval.datasets import world_summary
@@ -63,7 +63,7 @@ w = worlds.build_world(world)
 cfg = w.config
 sizes = world_summary.size_summary(w)
 R.record({"world": {"key": cfg.key(), "sizes": {s: int(len(w.split_index(s))) for s in w.split_names}}})
-viz.table("replication-world-sizes", pd.Series(sizes, name="value").to_frame())
+R.table("replication-world-sizes", pd.Series(sizes, name="value").to_frame())
 
 
 # %%
@@ -89,7 +89,7 @@ from shifteval.book.claims import about, above, at_least, below, monotone
 # even a person would hesitate.
 
 # %%
-viz.figure("replication-world-fig1", viz.replication_world.fig1_example_grid(w))
+R.figure("replication-world-fig1", viz.replication_world.fig1_example_grid(w))
 
 # %% [markdown]
 # ```{glue:figure} replication-world-fig1
@@ -135,7 +135,7 @@ majority_filter_removes_hard = R.claim(
 R.say(replication_pool_harder, majority_filter_removes_hard)
 
 # %%
-viz.figure("replication-world-fig2", viz.replication_world.fig2_difficulty(w))
+R.figure("replication-world-fig2", viz.replication_world.fig2_difficulty(w))
 
 # %% [markdown]
 # ```{glue:figure} replication-world-fig2
@@ -158,8 +158,8 @@ viz.figure("replication-world-fig2", viz.replication_world.fig2_difficulty(w))
 # %%
 freq = world_summary.frequency_summary(w)
 R.record({"selection_frequency": freq})
-viz.figure("replication-world-fig3", viz.replication_world.fig3_frequencies(w))
-viz.table("replication-world-frequencies", world_summary.frequency_table(freq))
+R.figure("replication-world-fig3", viz.replication_world.fig3_frequencies(w))
+R.table("replication-world-frequencies", world_summary.frequency_table(freq))
 
 # %% tags=["remove-input"]
 mf, v1 = freq["matchedfrequency"], freq["v1"]
@@ -208,7 +208,7 @@ R.say(matched_observed_close_true_lower, threshold_top_observed_higher)
 # %% tags=["remove-stderr"]
 z = zoo.build_zoo(w, zoo.default_zoo(zoo_size))
 acc = z.accuracy_table()
-changes = zoo.accuracy_changes(acc, worlds.STRATEGIES)
+changes = replication.accuracy_changes(acc, worlds.STRATEGIES)
 R.record(
     {
         "accuracy_change": {s: v["mean_change"] for s, v in changes.items()},
@@ -220,7 +220,7 @@ R.record(
         },
     }
 )
-viz.table("replication-world-zoo", zoo.change_table(acc, worlds.STRATEGIES))
+R.table("replication-world-zoo", replication.change_table(acc, worlds.STRATEGIES))
 
 # %% [markdown]
 # ```{glue:figure} replication-world-zoo
@@ -266,8 +266,8 @@ R.say(
 )
 
 # %%
-viz.figure("replication-world-fig4", viz.replication_world.fig4_accuracy_change(acc, worlds.STRATEGIES))
-viz.table("replication-world-table2", zoo.table2(changes, freq))
+R.figure("replication-world-fig4", viz.replication_world.fig4_accuracy_change(acc, worlds.STRATEGIES))
+R.table("replication-world-table2", replication.table2(changes, freq))
 
 # %% [markdown]
 # ```{glue:figure} replication-world-fig4
@@ -296,14 +296,14 @@ viz.table("replication-world-table2", zoo.table2(changes, freq))
 # %%
 ablation = w.replicate(ablation_annotators)
 ablation_freq = world_summary.frequency_summary(w, ablation)
-ablation_changes = zoo.replication_changes(z, w, ablation, acc)
+ablation_changes = replication.replication_changes(z, w, ablation, acc)
 ablation_label = (
     "noise-free frequencies" if ablation_annotators is None else f"{ablation_annotators} annotators"
 )
 fig = viz.replication_world.fig5_ablation(
     changes, ablation_changes, f"{cfg.annotators} annotators (as built)", ablation_label
 )
-viz.figure("replication-world-fig5", fig)
+R.figure("replication-world-fig5", fig)
 
 # %% tags=["remove-input"]
 a = {s: 100 * v["mean_change"] for s, v in ablation_changes.items()}
@@ -369,7 +369,7 @@ R.say(
 # %%
 more = w.replicate(more_annotators)
 more_freq = world_summary.frequency_summary(w, more)
-more_changes = zoo.replication_changes(z, w, more, acc)
+more_changes = replication.replication_changes(z, w, more, acc)
 
 # %% tags=["remove-input"]
 R.record(

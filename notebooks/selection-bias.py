@@ -30,15 +30,14 @@
 #
 # The paper never knew the true $s$. The replication world does, so this chapter can put each estimator
 # against the truth. As in §3 of the paper, v1 and MatchedFrequency images get a fresh, independent round of
-# `reannotators` annotators; all estimators use those votes.
+# votes from `annotators` annotators per image; all estimators use those votes.
 #
-# Terms used here are explained in the glossary: {term}`selection frequency`, {term}`statistic matching`, {term}`MatchedFrequency`.
+# Terms used here are explained in the glossary: {term}`selection frequency`, {term}`statistic matching`, {term}`MatchedFrequency`, {term}`annotators`.
 
 # %% tags=["parameters"]
 world = {}  # replication-world settings (WorldConfig overrides)
 zoo_size = "default"  # the zoo whose accuracies are adjusted: "default" (31 models) or "smoke"
-reannotators = 40  # fresh annotators per image of v1 and MatchedFrequency (Engstrom et al. §3: 40)
-reannotator_range = None  # [lo, hi]: each image its own number of fresh annotators (replaces `reannotators`)
+annotators: int | list = 40  # fresh annotators per image (§3: 40), or [lo, hi]: each image its own
 mixture_components = 3  # beta components of the parametric estimator's mixtures (§5.3)
 n_boot = 450  # bootstrap samples of both estimators' intervals (App. F.1: 450)
 seed = 0  # seed of every random draw
@@ -88,7 +87,9 @@ R.number("selection-bias-f1-cite", f1_cite, "{}")
 
 # %%
 sim = selection.simulate_toy_replication(toy_alpha, toy_beta, toy_annotators, toy_samples, seed=seed)
-viz.figure("selection-bias-paper-fig3", viz.selection_bias.fig3_toy_model(sim, toy_alpha, toy_beta))
+R.figure(
+    "selection-bias-paper-fig3", viz.selection_bias.fig3_toy_model(sim, toy_alpha, toy_beta, toy_annotators)
+)
 l1 = selection.toy_l1_distance(sim, toy_alpha, toy_beta, toy_annotators)
 mean_v1 = (toy_alpha + 1) / (toy_alpha + toy_beta + 1)
 mean_v2 = float(np.mean(sim))
@@ -130,10 +131,10 @@ R.say(toy_simulation_matches_eq1, toy_v2_shifted)
 # %% [markdown]
 # ## The world's v1 and MatchedFrequency, re-annotated
 #
-# The re-annotation round described above: `reannotators` fresh votes per image, or, with
-# `reannotator_range = [lo, hi]` (the `real` parameter set), each image of both sets its own number of annotators between the
+# The re-annotation round described above: `annotators` fresh annotators per image, or, with
+# `annotators = [lo, hi]` (the `real` parameter set), each image of both sets its own number of annotators between the
 # two, as real crowds give; the estimators then use every image's own votes, while the figures and the
-# annotator sweeps use the first `lo` votes, which every image has.
+# annotator sweeps use the votes of the first `min_annotators` annotators, which every image has.
 
 # %% tags=["remove-stderr"]
 from shifteval import zoo as zoos
@@ -142,15 +143,17 @@ w = worlds.build_world(world)
 zoo = zoos.build_zoo(w, zoos.default_zoo(zoo_size))
 v1, v2 = w.split_index("v1"), w.split_index("matchedfrequency")
 s1, s2 = w.examples.s.to_numpy()[v1], w.examples.s.to_numpy()[v2]
-fresh = reannotator_range or reannotators
-votes1, votes2 = selection_study.reannotate(s1, s2, fresh, seed)
-(c1, n1), (c2, n2) = selection_study.vote_counts(votes1), selection_study.vote_counts(votes2)
-n_votes = (n1, n2)  # one number, or one per image when `reannotators` is a range [lo, hi]
-lo = int(np.min(np.r_[n1, n2]))  # every image has its first `lo` votes: the figures and sweeps use those
-full1, full2 = votes1[:, :lo], votes2[:, :lo]
+votes1, votes2 = selection_study.reannotate(s1, s2, annotators, seed)
+# each image's positive votes and annotators: one number, or one per image when `annotators` is [lo, hi]
+(c1, annotators_v1), (c2, annotators_v2) = (selection_study.vote_counts(v) for v in (votes1, votes2))
+annotators_by_set = (annotators_v1, annotators_v2)
+# every image has the votes of its first `min_annotators` annotators: the figures and sweeps use those
+min_annotators = int(np.min(np.r_[annotators_v1, annotators_v2]))
+full1, full2 = votes1[:, :min_annotators], votes2[:, :min_annotators]
 correct_v1, correct_v2, models = zoo.correct("v1"), zoo.correct("matchedfrequency"), zoo.names
-viz.figure(
-    "selection-bias-paper-fig4", viz.selection_bias.fig4_fresh_frequencies(full1.sum(1), full2.sum(1), lo)
+R.figure(
+    "selection-bias-paper-fig4",
+    viz.selection_bias.fig4_fresh_frequencies(full1.sum(1), full2.sum(1), min_annotators),
 )
 
 # %% [markdown]
@@ -174,7 +177,7 @@ pool_pos = pd.Series(np.arange(len(w.split_index("pool"))), index=w.split_index(
 in_sample = (w.replication.v1_freq, w.replication.pool_freq[pool_pos[v2].to_numpy()])
 table1 = selection_study.frequency_table(in_sample, (full1, full2), (s1, s2))
 R.record({"selection_frequency": table1.to_dict(orient="index")})
-viz.table("selection-bias-sec3-remeasurement", table1.round(3))
+R.table("selection-bias-sec3-remeasurement", table1.round(3))
 
 # %% tags=["remove-input"]
 t = table1.to_numpy()
@@ -222,31 +225,30 @@ R.say(table1_in_sample_alike, table1_held_out_gap)
 # recomputes it using the first $m$ of the fresh annotators.
 
 # %%
-sizes = [m for m in (1, 2, 3, 5, 8, 10, 15, 20, 30, 40) if m <= lo]
-naive_curve = selection.naive_by_annotators(full1, full2, correct_v2, sizes)  # sizes x models
+annotator_counts = [m for m in (1, 2, 3, 5, 8, 10, 15, 20, 30, 40) if m <= min_annotators]
+naive_curve = selection.naive_by_annotators(full1, full2, correct_v2, annotator_counts)  # counts x models
 truth = selection.true_adjusted_accuracy(s1, s2, correct_v2)
-curve = selection_study.naive_error_curve(sizes, naive_curve, truth)
+curve = selection_study.naive_error_curve(annotator_counts, naive_curve, truth)
 R.record({"naive_error_curve": curve})
 best = int(np.argmax(correct_v1.mean(1)))
-viz.figure(
+R.figure(
     "selection-bias-paper-fig5",
     viz.selection_bias.fig5_naive(full2, s2, correct_v2[best], models[best], curve),
 )
 
 # %% tags=["remove-input"]
 e = curve["error_points"]
-worst_m = sizes[
-    int(np.argmax(np.abs(np.array(e) - np.polyval(curve["line_in_1_over_m"], 1 / np.array(sizes)))))
-]
+line = np.polyval(curve["line_in_1_over_m"], 1 / np.array(annotator_counts))
+worst_m = annotator_counts[int(np.argmax(np.abs(np.array(e) - line)))]
 naive_error_shrinks = R.claim(
     "naive-error-shrinks",
     "The naive estimator's error (mean over models) shrinks in size at every step of m, from {e1:+.2f} points "
     "with {m1} annotator to {en:+.2f} with {mn}.",
     monotone(np.abs(e), "decreasing"),
     e1=e[0],
-    m1=sizes[0],
+    m1=annotator_counts[0],
     en=e[-1],
-    mn=sizes[-1],
+    mn=annotator_counts[-1],
 )
 
 # %% tags=["remove-input"]
@@ -256,8 +258,8 @@ naive_error_not_linear = R.claim(
     "measured points by up to {d:.2f} points ({share:.0%} of the error's range), the largest miss at m = {mw}. "
     "The jackknife relies on the 1/n shape only near the n it uses; App. E's Figure 12 (below) looks there.",
     above(curve["max_line_distance"], 0.1 * np.ptp(e)),
-    m0=sizes[0],
-    mn=sizes[-1],
+    m0=annotator_counts[0],
+    mn=annotator_counts[-1],
     d=curve["max_line_distance"],
     share=curve["max_line_distance"] / np.ptp(e),
     mw=worst_m,
@@ -312,13 +314,13 @@ R.say(naive_error_shrinks, naive_error_not_linear)
 #   its own number of annotators); Eq. (7) then weights each vote number $n$ by its share $P(n)$ of v2's images.
 
 # %% tags=["remove-stderr"]
-naive = selection.naive_adjusted_accuracy(c1, c2, correct_v2, n_votes)
+naive = selection.naive_adjusted_accuracy(c1, c2, correct_v2, annotators_by_set)
 jack = selection.jackknife_adjusted_accuracy(votes1, votes2, correct_v2)
 param, fitted = selection.parametric_adjusted_accuracy(
-    c1, c2, correct_v2, n_votes, k=mixture_components, seed=seed
+    c1, c2, correct_v2, annotators_by_set, k=mixture_components, seed=seed
 )
 boot = selection.bootstrap_parametric(
-    c1, c2, correct_v2, n_votes, n_boot=n_boot, seed=seed, k=mixture_components, progress=True
+    c1, c2, correct_v2, annotators_by_set, n_boot=n_boot, seed=seed, k=mixture_components, progress=True
 )
 boot_low, boot_high = boot["low"], boot["high"]
 jboot = selection.bootstrap_jackknife(votes1, votes2, correct_v2, n_boot=n_boot, seed=seed, progress=True)
@@ -351,7 +353,7 @@ R.record(
 fig = viz.selection_bias.fig6_estimates(
     acc_v1, acc_v2, estimates, truth, jboot["low"], jboot["high"], boot_low, boot_high, n_boot
 )
-viz.figure("selection-bias-paper-fig6", fig)
+R.figure("selection-bias-paper-fig6", fig)
 
 # %%
 plotted = {"jackknife": (jack.corrected, jboot), "parametric": (param, boot)}
@@ -368,7 +370,7 @@ slopes = pd.DataFrame(
         for k, f in fits.items()
     }
 ).T
-viz.table("selection-bias-slopes", viz.intervals(slopes, ".3f", " CI low", " CI high"))
+R.table("selection-bias-slopes", viz.intervals(slopes, ".3f", " CI low", " CI high"))
 
 # %% tags=["remove-input"]
 sl = {k: f.slope for k, f in fits.items()}
@@ -405,29 +407,32 @@ R.say(
 # ```
 
 # %%
-panels = [("v1", full1.sum(1), s1, fitted["p1"]), ("MatchedFrequency", full2.sum(1), s2, fitted["p2"])]
-viz.figure("selection-bias-paper-fig7", viz.selection_bias.fig7_mixtures(panels, lo))
-mass = {name: selection_study.mass_above(c, lo, mix, s) for name, c, s, mix in panels}
+panels = [
+    ("v1", full1.sum(1), s1, fitted.mixture_v1_),
+    ("MatchedFrequency", full2.sum(1), s2, fitted.mixture_v2_),
+]
+R.figure("selection-bias-paper-fig7", viz.selection_bias.fig7_mixtures(panels, min_annotators))
+mass = {name: selection_study.mass_above(c, min_annotators, mix, s) for name, c, s, mix in panels}
 R.record(
     {
         "mass_above_0.9": mass,
         "mixture": {
             name: {"weights": m.weights, "alphas": m.alphas, "betas": m.betas, "loglik": m.loglik}
-            for name, m in (("v1", fitted["p1"]), ("matchedfrequency", fitted["p2"]))
+            for name, m in (("v1", fitted.mixture_v1_), ("matchedfrequency", fitted.mixture_v2_))
         },
     }
 )
 
 # %% tags=["remove-input"]
-m1, p1_fit, p2_fit = mass["v1"], fitted["p1"], fitted["p2"]
+m1, p1_fit, p2_fit = mass["v1"], fitted.mixture_v1_, fitted.mixture_v2_
 narrower = R.claim(
     "mixture-narrower-than-observed",
     "Deconvolving the vote noise narrows the distribution: the fitted v1 mixture's standard deviation is "
     "{sf:.3f} against {so:.3f} for the observed frequencies (true: {st:.3f}), and it puts {f:.3f} of its mass "
     "above s = 0.9 against the {o:.3f} of images observed there.",
-    below(p1_fit.variance**0.5, np.std(c1 / n1)) & below(m1["fitted"], m1["observed"]),
+    below(p1_fit.variance**0.5, np.std(c1 / annotators_v1)) & below(m1["fitted"], m1["observed"]),
     sf=p1_fit.variance**0.5,
-    so=np.std(c1 / n1),
+    so=np.std(c1 / annotators_v1),
     st=np.std(s1),
     f=m1["fitted"],
     o=m1["observed"],
@@ -474,12 +479,12 @@ errors["observed"] = acc_v2 - truth
 summary = pd.DataFrame(
     {"mean bias (points)": 100 * errors.mean(), "mean |error| (points)": 100 * errors.abs().mean()}
 )
-viz.table("selection-bias-errors", summary.round(2))
+R.table("selection-bias-errors", summary.round(2))
 closer = float((np.abs(param - truth) < np.abs(naive - truth)).mean())
 decomp = selection.gap_decomposition(acc_v1, acc_v2, param)
 se = {"jackknife": jboot["se"], "parametric": boot["se"]}
 redrawn = selection_study.redraw_coverage(
-    s1, s2, correct_v2, fresh, se, redraws, seed, k=mixture_components, fitted=fitted
+    s1, s2, correct_v2, annotators, se, redraws, seed, k=mixture_components, fitted=fitted
 )
 
 # %% tags=["remove-input"]
@@ -612,7 +617,7 @@ sequence = selection_study.gap_sequence(
     },
 )
 R.record({"gap_sequence": sequence})
-viz.table("selection-bias-gap-sequence", pd.DataFrame({"v1 − v2 gap (points)": sequence}).T.round(2))
+R.table("selection-bias-gap-sequence", pd.DataFrame({"v1 − v2 gap (points)": sequence}).T.round(2))
 
 # %% tags=["remove-input"]
 gt, jk, pm = sequence["ground truth"], sequence["jackknife"], sequence["parametric"]
@@ -693,7 +698,7 @@ fig12_cite = R.cite("engstrom2020bias", "Figure 12", quote="the plot is nearly l
 
 # %%
 gaps = selection_study.gap_vs_annotators(w, zoo, (2, 3, 5, 10, 20, 40), rounds=rematch_rounds)
-viz.figure("selection-bias-paper-fig11", viz.selection_bias.fig11_gap_vs_annotators(gaps))
+R.figure("selection-bias-paper-fig11", viz.selection_bias.fig11_gap_vs_annotators(gaps))
 g = [row["gap"] for row in gaps["by_annotators"]]
 R.record(
     {
@@ -747,7 +752,7 @@ R.say(d1_shrinks, d1_noise_free_below)
 # %%
 d2 = selection_study.heldout_matching(w, train=5, heldout=5, seed=seed)
 R.record({"heldout_matching": {f"{a} | {b}": row for (a, b), row in d2.to_dict(orient="index").items()}})
-viz.table("selection-bias-paper-table1", d2.round(3))
+R.table("selection-bias-paper-table1", d2.round(3))
 d2_gaps = {
     ref: d2.loc[ref, "replication"].to_numpy() - d2.loc[ref, "v1"].to_numpy() for ref in d2.index.levels[0]
 }
@@ -802,19 +807,31 @@ R.say(
 # models' jackknife estimates from $n$ annotators against $1/n$ and find them "nearly linear".
 
 # %%
-jack_sizes = [m for m in sizes if m >= 2]
-jack_curve = selection_study.jackknife_by_annotators(full1, full2, correct_v2, jack_sizes)
-viz.figure(
+jackknife_annotator_counts = [m for m in annotator_counts if m >= 2]
+jack_curve = selection_study.jackknife_by_annotators(full1, full2, correct_v2, jackknife_annotator_counts)
+R.figure(
     "selection-bias-paper-fig12",
-    viz.selection_bias.fig12_jackknife_by_annotators(jack_sizes, jack_curve, models, truth),
+    viz.selection_bias.fig12_jackknife_by_annotators(jackknife_annotator_counts, jack_curve, models, truth),
 )
 jack_err = 100 * np.abs(jack_curve - truth).mean(axis=1)
-R.record({"jackknife_by_annotators": {"annotators": jack_sizes, "mean_abs_error": jack_err.tolist()}})
+R.record(
+    {
+        "jackknife_by_annotators": {
+            "annotators": jackknife_annotator_counts,
+            "mean_abs_error": jack_err.tolist(),
+        }
+    }
+)
 
 # %% tags=["remove-input"]
 sd_mean, sd_model = redrawn["sd_of_mean_error"]["jackknife"], redrawn["per_model_sd"]["jackknife"]
-fig12 = {"e0": jack_err[0], "n0": jack_sizes[0], "e1": jack_err[-1], "n1": jack_sizes[-1]}
-fig12 |= {"em": jack_err.min(), "nm": jack_sizes[int(np.argmin(jack_err))]}
+fig12 = {
+    "e0": jack_err[0],
+    "n0": jackknife_annotator_counts[0],
+    "e1": jack_err[-1],
+    "n1": jackknife_annotator_counts[-1],
+}
+fig12 |= {"em": jack_err.min(), "nm": jackknife_annotator_counts[int(np.argmin(jack_err))]}
 fig12 |= {"sm": sd_mean, "sd": sd_model, "ind": sd_model / np.sqrt(len(models))}
 rises = np.any(np.diff(jack_err) > 0)  # "not steadily": some step rises, a negated trend no helper states
 
@@ -855,12 +872,12 @@ sweeps = selection_study.parametric_sweeps(
     full2,
     correct_v2,
     truth,
-    [m for m in (10, 20, 40) if m <= lo],
+    [m for m in (10, 20, 40) if m <= min_annotators],
     (1, 2, 3, 5, 8, 11),
     k=mixture_components,
     seed=seed,
 )
-viz.figure(
+R.figure(
     "selection-bias-paper-fig13-14",
     viz.selection_bias.fig13_14_sweeps(acc_v1, acc_v2, truth, sweeps),
 )
@@ -874,7 +891,7 @@ R.record(
         }
     }
 )
-viz.table("selection-bias-sweeps", selection_study.sweep_table(sweeps).round(2))
+R.table("selection-bias-sweeps", selection_study.sweep_table(sweeps).round(2))
 
 # %% tags=["remove-input"]
 worst = max(row["mean_abs_error"] for rows in sweeps.values() for row in rows)
@@ -907,12 +924,12 @@ R.say(
 # ## Exercises
 #
 # ````{exercise}
-# :label: selection-bias-ex-reannotators
-# Re-run with `-p reannotators=10`. What should happen to the naive estimator's bias and to the
+# :label: selection-bias-ex-annotators
+# Re-run with `-p annotators=10`. What should happen to the naive estimator's bias and to the
 # jackknife's correction, and why?
 # ````
 #
-# ````{solution} selection-bias-ex-reannotators
+# ````{solution} selection-bias-ex-annotators
 # :class: dropdown
 # With ten votes per image the observed frequencies are noisier (binomial standard deviation
 # √(s(1 − s)/n), twice that of 40 votes), so the naive estimator, which treats observed frequencies as true,

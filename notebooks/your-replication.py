@@ -61,7 +61,7 @@ world = {}  # replication-world settings of the worked example (WorldConfig over
 zoo_size = "default"  # the worked example's zoo: "default" (31 models) or "smoke"
 new = "matchedfrequency"  # the worked example's new test set (a replicated set of the world)
 unlabeled = "threshold0.7"  # the worked example's unlabeled third set
-reannotators = 40  # fresh votes per image in the worked example
+annotators = 40  # fresh votes per image in the worked example
 n_boot = 10_000  # bootstrap replicates of the fits over models
 n_boot_images = 1000  # replicates of the bootstrap over models and images
 eps = 0.005  # matching tolerance ε of Algorithms 1 and 2 (the paper's 0.005)
@@ -86,7 +86,7 @@ viz.set_style()
 # without a folder: the worked example, the world's zoo written by `shifteval export-predictions`
 if data_dir is None:
     out = tempfile.mkdtemp(prefix="your-replication-")
-    data_dir = export.export_world(out, world, zoo_size, new, unlabeled, reannotators, seed)
+    data_dir = export.export_world(out, world, zoo_size, new, unlabeled, annotators, seed)
     data_label = (
         f"the worked example (the replication world's {zoo_size} zoo, `shifteval export-predictions`)"
     )
@@ -105,7 +105,7 @@ display(
         f"({len(data.labels['new']):,} images), {data.n_classes} classes."
     )
 )
-viz.table("your-replication-analyses", report.availability(data, ok).set_index("analysis"))
+R.table("your-replication-analyses", report.availability(data, ok).set_index("analysis"))
 
 # %% [markdown]
 # ```{glue:figure} your-replication-analyses
@@ -129,7 +129,7 @@ display(
         "The table below lists every model with 95% Clopper-Pearson intervals {cite:p}`clopper1934`.",
     )
 )
-viz.table("your-replication-accuracies", viz.intervals(table, ".4f"))
+R.table("your-replication-accuracies", viz.intervals(table, ".4f"))
 
 # %% [markdown]
 # ```{glue:figure} your-replication-accuracies
@@ -154,9 +154,9 @@ if ok["linear_fits"] is None:
     refs = analysis.reference_lines(n_boot=n_boot, seed=seed)
     comparison = analysis.compare_with_references(table, refs)
     F = report.fit_facts(fits, comparison)
-    viz.figure("your-replication-fits", viz.your_replication.fit_with_references(table, fits, refs))
+    R.figure("your-replication-fits", viz.your_replication.fit_with_references(table, fits, refs))
 else:
-    viz.figure(
+    R.figure(
         "your-replication-fits", viz.your_replication.skipped(report.TITLES["linear_fits"], ok["linear_fits"])
     )
 
@@ -209,9 +209,9 @@ if ok["linear_fits"] is None:
 if ok["matching"] is None:
     mtables = analysis.matched_gaps(data, eps=eps, n_runs=n_runs, seed=seed)
     M = report.matching_facts(mtables)
-    viz.figure("your-replication-matching", viz.your_replication.matched_gaps(mtables))
+    R.figure("your-replication-matching", viz.your_replication.matched_gaps(mtables))
 else:
-    viz.figure(
+    R.figure(
         "your-replication-matching", viz.your_replication.skipped(report.TITLES["matching"], ok["matching"])
     )
 
@@ -265,9 +265,9 @@ if ok["matching"] is None:
 if ok["selection"] is None:
     sel, sel_notes = analysis.selection_adjusted(data, n_boot=n_boot_selection, seed=seed)
     S = report.selection_facts(sel)
-    viz.figure("your-replication-selection", viz.your_replication.selection_estimates(sel))
+    R.figure("your-replication-selection", viz.your_replication.selection_estimates(sel))
 else:
-    viz.figure(
+    R.figure(
         "your-replication-selection",
         viz.your_replication.skipped(report.TITLES["selection"], ok["selection"]),
     )
@@ -308,9 +308,9 @@ if ok["selection"] is None:
 if ok["mlm"] is None:
     ML = analysis.mlm_of_best(data)
     MF = report.mlm_facts(ML)
-    viz.figure("your-replication-mlm", viz.your_replication.mlm_sets(ML))
+    R.figure("your-replication-mlm", viz.your_replication.mlm_sets(ML))
 else:
-    viz.figure("your-replication-mlm", viz.your_replication.skipped(report.TITLES["mlm"], ok["mlm"]))
+    R.figure("your-replication-mlm", viz.your_replication.skipped(report.TITLES["mlm"], ok["mlm"]))
 
 # %% [markdown]
 # ```{glue:figure} your-replication-mlm
@@ -350,9 +350,9 @@ if ok["mlm"] is None:
 lf_new, lf_unl = analysis.label_free_table(data)
 if ok["matching"] is None:
     LF = report.label_free_facts(lf_new, analysis.rmse_by_method(lf_new))
-    viz.figure("your-replication-label-free", viz.your_replication.label_free(lf_new, lf_unl))
+    R.figure("your-replication-label-free", viz.your_replication.label_free(lf_new, lf_unl))
 else:
-    viz.figure(
+    R.figure(
         "your-replication-label-free", viz.your_replication.skipped("Label-free estimates", ok["matching"])
     )
 
@@ -458,7 +458,7 @@ R.say(*parts, *[f"Skipped: {report.TITLES[a].lower()}, since {why}." for a, why 
 # ````{exercise}
 # :label: your-replication-ex-votes
 # The worked example re-annotates every image with 40 fresh votes, as Engstrom et al. did (§3). Re-run it
-# with `-p reannotators=10`. Which of the three selection-adjusted estimates would you expect to suffer most
+# with `-p annotators=10`. Which of the three selection-adjusted estimates would you expect to suffer most
 # from fewer votes, and why? Then look at your run.
 # ````
 #

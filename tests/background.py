@@ -56,7 +56,7 @@ class OneThreadRuns:
         project = self._make_project()
         with open(project / "stderr.txt", "w") as log:  # a file, not a pipe: nothing blocks on a full pipe
             process = subprocess.Popen(
-                [sys.executable, "-m", "shifteval.book.cli", "run", chapter], cwd=project,
+                [sys.executable, "-m", "shifteval.cli", "run", chapter], cwd=project,
                 env={**os.environ, "SHIFTEVAL_THREADS": "1"}, stdout=subprocess.DEVNULL, stderr=log,
                 start_new_session=True,  # its own process group (its kernel ends when it does)
             )  # fmt: skip

@@ -28,7 +28,7 @@ def copy_project(dest: Path) -> Path:
 def shifteval(*args, cwd, env=None):
     """Run the ``shifteval`` command line in a fresh interpreter (``env``: variables to set for it)."""
     return subprocess.run(
-        [sys.executable, "-m", "shifteval.book.cli", *args],
+        [sys.executable, "-m", "shifteval.cli", *args],
         cwd=cwd, capture_output=True, text=True, env={**os.environ, **env} if env else None,
     )  # fmt: skip
 

@@ -7,13 +7,13 @@ import shutil
 import pytest
 from conftest import shifteval, static_server
 
-from shifteval.book import pipeline
+from shifteval.book.project import chapters
 
 # Reading built pages, rebuilding the HTML and browsing use one core: the thread test's one-thread re-runs
 # go on beside these tests (tests/background.py).
 pytestmark = pytest.mark.one_core
 
-CHAPTERS = [c.name for c in pipeline.chapters()]
+CHAPTERS = [c.name for c in chapters()]
 
 
 def test_the_book_builds_without_warnings(built_book):

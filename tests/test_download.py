@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import SHARED
 
-from shifteval.book import cli
+from shifteval import cli
 from shifteval.datasets import download
 
 REAL = SHARED / "realdata"

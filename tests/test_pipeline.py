@@ -7,6 +7,15 @@ import pytest
 from conftest import shifteval
 
 from shifteval.book import pipeline, project
+from shifteval.book.project import (
+    ChapterFailed,
+    PipelineError,
+    chapters,
+    get_chapter,
+    load_param_set,
+    resolve_parameters,
+)
+from shifteval.book.provenance import cache_key
 
 BROKEN = """# %% [markdown]
 # # A chapter that fails
@@ -80,11 +89,11 @@ def test_list_shows_chapters_in_toc_order_with_parameter_sets(project):
 
 
 def test_every_chapter_has_the_three_parameter_sets():
-    for chapter in pipeline.chapters():
+    for chapter in chapters():
         assert {"default", "smoke", "real"} <= set(chapter.param_sets()), chapter.name
         for name in chapter.param_sets():
-            ps = pipeline.load_param_set(chapter, name)
-            pipeline.resolve_parameters(chapter, ps, {})  # every key is a real parameter
+            ps = load_param_set(chapter, name)
+            resolve_parameters(chapter, ps, {})  # every key is a real parameter
             assert ps.description
 
 
@@ -188,15 +197,13 @@ def test_out_folder_and_parameter_file(project, tmp_path):
 
 def test_cache_key_covers_data_files_named_by_parameters(project):
     _add_chapter(project, "tiny", TINY)
-    chapter = pipeline.get_chapter("tiny", project)
+    chapter = get_chapter("tiny", project)
     data = project / "data.csv"
     data.write_text("a,b\n1,2\n")
-    key1 = pipeline.cache_key(chapter, {"label": "data.csv"})
+    key1 = cache_key(chapter, {"label": "data.csv"})
     data.write_text("a,b\n1,3\n")
-    assert pipeline.cache_key(chapter, {"label": "data.csv"}) != key1
-    assert pipeline.cache_key(chapter, {"label": "data.csv"}) == pipeline.cache_key(
-        chapter, {"label": "data.csv"}
-    )
+    assert cache_key(chapter, {"label": "data.csv"}) != key1
+    assert cache_key(chapter, {"label": "data.csv"}) == cache_key(chapter, {"label": "data.csv"})
 
 
 @pytest.mark.parametrize(
@@ -212,7 +219,7 @@ def test_parse_overrides(pairs, expected):
 
 
 def test_parse_overrides_refuses_malformed_pairs():
-    with pytest.raises(pipeline.PipelineError, match="key=value"):
+    with pytest.raises(PipelineError, match="key=value"):
         project.parse_overrides(["novalue"])
 
 
@@ -242,6 +249,19 @@ def test_type_mismatch_is_refused_before_the_kernel_starts(project):
 )  # fmt: skip
 def test_type_mismatch_rules(default, value, ok):
     assert (project.type_mismatch(default, value) is None) == ok
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [(40, True), ([32, 48], True), (40.5, False), ("many", False), ({"lo": 32}, False), (True, False)],
+)
+def test_an_annotated_parameter_takes_each_declared_type(value, ok):
+    source = '# %% tags=["parameters"]\nannotators: int | list = 40  # a number, or [lo, hi]\nseed = 0\n'
+    accepted = project.parameter_types(source)
+    assert accepted == {"annotators": (int, list)}
+    assert project.notebook_parameters(source) == {"annotators": 40, "seed": 0}
+    assert [d["type"] for d in project.parameter_docs(source)] == ["int or list", "int"]
+    assert (project.type_mismatch(40, value, accepted["annotators"]) is None) == ok
 
 
 # --- claims: false in a default run fails, elsewhere it is shown --------------------------------
@@ -352,7 +372,7 @@ def test_concurrent_runs_each_publish_their_own_results(project, tmp_path):
         assert out.returncode == 0, out.stderr
         alone[seed] = _numbers(tmp_path / f"alone{seed}" / "slow.results.json")
     assert alone[11] != alone[22]
-    cmd = [sys.executable, "-m", "shifteval.book.cli", "run", "slow", "--force"]
+    cmd = [sys.executable, "-m", "shifteval.cli", "run", "slow", "--force"]
     procs = {
         seed: subprocess.Popen([*cmd, "-p", f"seed={seed}", "--out", str(tmp_path / f"both{seed}")], cwd=project,
                                stderr=subprocess.PIPE, text=True)
@@ -404,7 +424,7 @@ def test_sigkill_of_run_then_rerun_gives_identical_results_and_no_partial_files(
     reference = shifteval("run", "slow", "-p", "seed=5", cwd=project)
     assert reference.returncode == 0, reference.stderr
     expected = _numbers(chapters / "slow.results.json")
-    cmd = [sys.executable, "-m", "shifteval.book.cli", "run", "slow", "--force", "-p", "seed=5"]
+    cmd = [sys.executable, "-m", "shifteval.cli", "run", "slow", "--force", "-p", "seed=5"]
     for delay in sorted(random.Random(0).uniform(0.2, 6.0) for _ in range(3)):
         _kill_at(cmd, project, delay)
         _no_partial_files(chapters)
@@ -437,7 +457,7 @@ def test_sigkill_of_build_then_rebuild_gives_identical_results(tmp_path):
     (project / "notebooks" / "params" / "slow" / "default.yaml").write_text(
         "description: t\nparameters:\n  seed: 3\n"
     )
-    cmd = [sys.executable, "-m", "shifteval.book.cli", "build", "--force"]
+    cmd = [sys.executable, "-m", "shifteval.cli", "build", "--force"]
     for delay in sorted(random.Random(1).uniform(0.5, 12.0) for _ in range(3)):
         _kill_at(cmd, project, delay)
         _no_partial_files(project / "book" / "chapters")
@@ -489,7 +509,7 @@ def _run_with_env(project, env, *args):
     import sys
 
     return subprocess.run(
-        [sys.executable, "-m", "shifteval.book.cli", "run", *args],
+        [sys.executable, "-m", "shifteval.cli", "run", *args],
         cwd=project, capture_output=True, text=True, env={**os.environ, **env},
     )  # fmt: skip
 
@@ -565,7 +585,7 @@ def test_one_thread_chapters_run_side_by_side_each_on_one_thread(project, monkey
     for name in ("side-a", "side-b"):
         _add_chapter(project, name, ONE_THREAD_HEADER.format(threads=1) + SIDE)
     assert project_threads(project, "side-a") == 1 and project_threads(project, "ood-autoeval") is None
-    pipeline._run_all(_side_jobs(project, ["side-a", "side-b"]))
+    pipeline.run_all(_side_jobs(project, ["side-a", "side-b"]))
     a, b = (
         json.loads((project / "book" / "chapters" / f"{n}.results.json").read_text())
         for n in ("side-a", "side-b")
@@ -587,8 +607,8 @@ def test_a_failure_beside_another_chapter_stops_the_build_and_names_it(project):
         ONE_THREAD_HEADER.format(threads=1) + SIDE,
         "description: t\nparameters: {fail: true}\n",
     )
-    with pytest.raises(pipeline.ChapterFailed, match="chapter 'side-bad' failed.*deliberate failure beside"):
-        pipeline._run_all(_side_jobs(project, ["side-ok", "side-bad"]))
+    with pytest.raises(ChapterFailed, match="chapter 'side-bad' failed.*deliberate failure beside"):
+        pipeline.run_all(_side_jobs(project, ["side-ok", "side-bad"]))
     chapters = project / "book" / "chapters"
     assert (chapters / "side-ok.results.json").is_file()  # the other finished and published
     assert not (chapters / "side-bad.ipynb").exists() and not (project / "_build" / "html").exists()
@@ -643,9 +663,7 @@ def test_a_kernel_that_keeps_dying_fails_the_run_and_publishes_nothing(project, 
     execute, calls = _dies_at_start(papermill.execute_notebook, deaths=pipeline.KERNEL_STARTS)
     monkeypatch.setattr(papermill, "execute_notebook", execute)
     _add_chapter(project, "tiny", TINY)
-    with pytest.raises(
-        pipeline.ChapterFailed, match="chapter 'tiny': its kernel died while starting, 3 times"
-    ):
+    with pytest.raises(ChapterFailed, match="chapter 'tiny': its kernel died while starting, 3 times"):
         pipeline.run_chapter("tiny", root=project, progress=False)
     assert len(calls) == pipeline.KERNEL_STARTS
     assert not (project / "book" / "chapters" / "tiny.ipynb").exists()
@@ -658,7 +676,7 @@ def project_threads(root, name):
 @pytest.mark.parametrize("value", ["0", "two", "true", "-2"])
 def test_a_declared_thread_count_must_be_a_positive_integer(project, value):
     _add_chapter(project, "declares", ONE_THREAD_HEADER.format(threads=value) + TINY)
-    with pytest.raises(pipeline.PipelineError, match="declares.py: the header's shifteval.threads must be"):
+    with pytest.raises(PipelineError, match="declares.py: the header's shifteval.threads must be"):
         project_threads(project, "declares")
 
 
@@ -718,7 +736,7 @@ def test_a_chapter_on_a_tiny_cpu_share_completes_and_publishes(project):
 
     _add_chapter(project, "starved", STARVED)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "shifteval.book.cli", "run", "starved"],
+        [sys.executable, "-m", "shifteval.cli", "run", "starved"],
         cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     stopped: list[float] = []

@@ -152,7 +152,7 @@ def test_cli_predict_and_errors(weights, cifar_root, tmp_path):
     cmd = [
         sys.executable,
         "-m",
-        "shifteval.book.cli",
+        "shifteval.cli",
         "predict",
         "--models",
         "resnet10t",

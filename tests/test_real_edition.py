@@ -90,7 +90,7 @@ def test_real_edition_fetches_data_runs_real_sets_and_says_when_there_is_none(tm
     cmd = [
         sys.executable,
         "-m",
-        "shifteval.book.cli",
+        "shifteval.cli",
         "build",
         "--params",
         "real",

@@ -52,7 +52,7 @@ def test_mixture_recovers_known_components():
 
 
 def test_mixture_bad_input():
-    with pytest.raises(ValueError, match="must not exceed n_annotators=10"):
+    with pytest.raises(ValueError, match="must not exceed annotators=10"):
         selection.fit_betabinomial_mixture([3, 11], 10)
     with pytest.raises(ValueError, match="non-negative"):
         selection.fit_betabinomial_mixture([-1, 3], 10)
@@ -124,7 +124,7 @@ def test_parametric_estimate_is_closer_to_the_truth_than_naive():
     est, fitted = selection.parametric_adjusted_accuracy(v1.sum(1), v2.sum(1), correct, 10, seed=0)
     assert est.shape == (3,)
     assert np.mean(np.abs(est - truth)) < np.mean(np.abs(naive - truth))
-    for g in fitted["g"]:
+    for g in fitted.splines_:
         values = g(np.linspace(0, 1, 101))
         assert values.min() >= -1e-9 and values.max() <= 1 + 1e-9
 
@@ -143,7 +143,7 @@ def test_gap_decomposition_matches_hand_values():
         (lambda: selection.naive_adjusted_accuracy([1, 2], [1, 2, 3], [1, 0], 5), "one entry per v2 image"),
         (
             lambda: selection.naive_adjusted_accuracy([1, 7], [1, 2], [1, 0], 5),
-            "must not exceed n_annotators=5",
+            "must not exceed annotators=5",
         ),
         (
             lambda: selection.jackknife_adjusted_accuracy(np.ones((3, 4)), np.ones((3, 5)), [1, 0, 1]),

@@ -95,7 +95,7 @@ def test_per_image_vote_numbers():
     assert est[0] == pytest.approx(correct.mean(), abs=0.02)  # v1 and v2 drawn alike
     with pytest.raises(ValueError, match="one number or one per item"):
         selection.fit_betabinomial_mixture(k, n[:-1])
-    with pytest.raises(ValueError, match="must not exceed n_annotators=10"):
+    with pytest.raises(ValueError, match="must not exceed annotators=10"):
         selection.fit_betabinomial_mixture([11, 3], [10, 12])
 
 
@@ -177,3 +177,55 @@ def test_parametric_estimate_with_per_image_vote_numbers_is_not_scaled_by_their_
     boot = selection.bootstrap_parametric(rng.binomial(n1, s1), rng.binomial(n2, s2), f, (n1, n2), n_boot=4)
     # unscaled, every sample is near the accuracy (the scaled fit gave about a sixth of it)
     assert (np.abs(boot["samples"] - f.mean(1)) < 0.1).all()
+
+
+def test_parametric_estimator_is_the_function_and_the_bootstrap_refits_it():
+    """``parametric_adjusted_accuracy`` returns the fitted estimator; each bootstrap sample is its refit."""
+    from shifteval.selection.parametric import ParametricEstimator
+
+    rng = np.random.default_rng(4)
+    s1, s2 = _draw_s(rng, 1500), _draw_s(rng, 1200)
+    annotators_v1, annotators_v2 = rng.integers(8, 12, 1500), 10
+    c1, c2 = rng.binomial(annotators_v1, s1), rng.binomial(annotators_v2, s2)
+    correct = rng.random((2, 1200)) < s2
+    est, fitted = selection.parametric_adjusted_accuracy(c1, c2, correct, (annotators_v1, annotators_v2), k=2)
+    assert isinstance(fitted, ParametricEstimator) and np.array_equal(est, fitted.estimates_)
+    assert fitted.mixture_v1_.annotators.shape == (1500,) and fitted.mixture_v2_.annotators == 10
+    assert [g.integrate(fitted.mixture_v1_) for g in fitted.splines_] == est.tolist()
+    # the bootstrap draws the same rows and refits this estimator on them
+    boot = selection.bootstrap_parametric(c1, c2, correct, (annotators_v1, annotators_v2), n_boot=2, k=2)
+    draw = np.random.default_rng(0)
+    for sample in boot["samples"]:
+        rows_v1, rows_v2 = draw.integers(0, 1500, 1500), draw.integers(0, 1200, 1200)
+        assert np.array_equal(fitted.refit(rows_v1, rows_v2).estimates_, sample)
+    # refitting on every image once is the fit itself (up to the polish's tolerance), and leaves it as it was
+    same = fitted.refit(np.arange(1500), np.arange(1200))
+    assert same is not fitted and same.estimates_ == pytest.approx(est, abs=1e-5)
+    assert np.array_equal(fitted.estimates_, est)
+
+
+def test_vote_checks_name_the_annotators():
+    from shifteval.utils import validation
+
+    assert validation.check_votes([3, 0], [4, 5])[1].tolist() == [4, 5]
+    with pytest.raises(ValueError, match="annotators must be one number or one per item"):
+        validation.check_votes([3, 0], [4, 5, 6])
+    with pytest.raises(ValueError, match="only 0/1 votes"):
+        validation.check_vote_matrix([[0, 2]], "votes_v1")
+
+
+def test_no_selection_module_uses_another_modules_private_names():
+    import ast
+    from pathlib import Path
+
+    root = Path(selection.__file__).parent
+    for path in [*root.glob("*.py"), root.parent / "utils" / "validation.py"]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                assert not [a.name for a in node.names if a.name.startswith("_")], path
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                assert isinstance(node.value, ast.Name) and node.value.id == "self", (path, node.attr)

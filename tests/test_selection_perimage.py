@@ -47,7 +47,7 @@ def test_parametric_recovers_truth_with_per_image_counts_on_both_sets(values1, v
     est, fitted = selection.parametric_adjusted_accuracy(c1, c2, correct, (n1, n2), k=1, seed=seed)
     assert abs(est[0] - TRUTH) < TOL
     # the fitted g integrates to v2's own accuracy under p₂ (Eq. 7 sums to P(f = 1) over all pairs)
-    assert abs(fitted["g"][0].integrate(fitted["p2"]) - correct.mean()) < TOL
+    assert abs(fitted.splines_[0].integrate(fitted.mixture_v2_) - correct.mean()) < TOL
 
 
 def test_issue_example_two_vote_numbers_on_v2():
@@ -134,10 +134,11 @@ def test_reannotate_draws_a_per_image_number_of_annotators_on_both_sets():
     s1, s2 = np.full(2000, 0.7), np.full(1500, 0.4)
     v1, v2 = selection_study.reannotate(s1, s2, [32, 48], seed=0)
     for votes, s in ((v1, 0.7), (v2, 0.4)):
-        counts, n = selection_study.vote_counts(votes)
-        assert votes.shape[1] == 48 and n.min() == 32 and n.max() == 48 and len(np.unique(n)) == 17
+        counts, annotators = selection_study.vote_counts(votes)
+        assert votes.shape[1] == 48 and annotators.min() == 32 and annotators.max() == 48
+        assert len(np.unique(annotators)) == 17
         assert not np.isnan(votes[:, :32]).any()  # the first lo columns are complete
-        assert abs(counts.sum() / n.sum() - s) < 0.01
+        assert abs(counts.sum() / annotators.sum() - s) < 0.01
     with pytest.raises(ValueError, match=r"\[lo, hi\]"):
         selection_study.reannotate(s1, s2, [48, 32], seed=0)
 

@@ -27,9 +27,11 @@ LAYERS = {
     "matching": 3,
     "mlm": 3,
     "autoeval": 3,
+    "replication": 3,  # the replication-world chapter's study: the zoo's accuracy changes on the world
     "yourrep": 4,  # the papers' analyses on a user's folder of predictions, on top of the papers
-    "book": 5,  # results and claims, the pipeline, the command line
-    "viz": 6,  # figures hand themselves over to the book's results
+    "viz": 5,  # figures and tables: they draw and record nothing
+    "book": 6,  # results and claims (figures and tables included), the pipeline, provenance, assembly
+    "cli": 7,  # the front door: `shifteval ...` dispatches to every layer below
 }
 PAPERS = ("linfit", "selection", "matching", "mlm", "autoeval")
 
@@ -151,3 +153,66 @@ def test_re_exports_only_in_package_faces():
         if "re-exported" in text or re.search(r"^__all__\s*=", text, re.M):
             offenders.append(str(path.relative_to(SRC)))
     assert not offenders, f"re-exports outside package faces: {offenders}"
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _private_names_crossing_modules(path: Path) -> list[str]:
+    """Private (``_name``) names one module takes from another: imported, or read off an imported module."""
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    tree = ast.parse(path.read_text())
+    modules_bound: set[str] = set()  # local names bound to a shifteval module
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            if not source.startswith("shifteval"):
+                continue
+            for alias in node.names:
+                if _private(alias.name):
+                    found.append(f"{module}: from {source} import {alias.name} (line {node.lineno})")
+                modules_bound.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("shifteval"):
+                    modules_bound.add(alias.asname or alias.name.split(".")[0])
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in modules_bound:
+                found.append(f"{module}: {ast.unparse(node)} (line {node.lineno})")
+    return found
+
+
+def test_no_private_name_crosses_modules():
+    """State that travels between modules travels under a public name (DESIGN.md, Layout)."""
+    found = [f for path in sorted(SRC.rglob("*.py")) for f in _private_names_crossing_modules(path)]
+    assert not found, "private names taken from another module:\n" + "\n".join(found)
+
+
+#: A function this long must say in its docstring why its steps cannot be named.
+LONGEST_FUNCTION = 100
+UNSPLIT = "Not split into steps:"
+
+
+def test_functions_are_short_or_say_why():
+    long = []
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > LONGEST_FUNCTION and UNSPLIT not in (ast.get_docstring(node) or ""):
+                    long.append(f"{path.relative_to(SRC)}::{node.name} ({lines} lines)")
+    assert not long, (
+        f"functions over {LONGEST_FUNCTION} lines whose docstring does not say '{UNSPLIT} …':\n"
+        + "\n".join(long)
+    )

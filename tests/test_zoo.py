@@ -244,12 +244,3 @@ def test_timm_model_trains_from_scratch(tiny_world):
         spec, tiny_world.images[tr], tiny_world.labels[tr], {"v1": tiny_world.images[:10]}
     )
     assert out["v1"].shape == (10, 10) and np.allclose(out["v1"].sum(axis=1), 1, atol=1e-5)
-
-
-def test_accuracy_changes():
-    import pandas as pd
-
-    t = pd.DataFrame({"v1": [0.9, 0.8, 0.7], "a": [0.8, 0.7, 0.75]})
-    out = zoo.accuracy_changes(t, ["a"])
-    assert out["a"]["mean_change"] == pytest.approx((-0.1 - 0.1 + 0.05) / 3)
-    assert out["a"]["fraction_dropping"] == pytest.approx(2 / 3)

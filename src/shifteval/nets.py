@@ -9,6 +9,7 @@ torch is imported lazily so that the rest of the library loads without it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,13 +21,17 @@ if TYPE_CHECKING:
 # --- torch models --------------------------------------------------------------------------------
 
 
-def _torch():
+def torch_module() -> ModuleType:
+    """The torch module, imported on first use so that the rest of the library loads without it.
+
+    Examples
+    --------
+    >>> torch_module().__name__
+    'torch'
+    """
     import torch
 
     return torch
-
-
-torch_module = _torch  # the lazily imported torch module
 
 
 #: Pixels per forward pass when predicting (:func:`batch_size`).
@@ -98,7 +103,7 @@ def channels_last(model: torch.nn.Module) -> torch.nn.Module:
     True
     """
     # Module.to documents memory_format; torch's type overloads do not list it
-    return model.to(memory_format=_torch().channels_last)  # type: ignore[call-overload]
+    return model.to(memory_format=torch_module().channels_last)  # type: ignore[call-overload]
 
 
 def small_cnn(width: int = 16, depth: int = 2, n_classes: int = 10) -> torch.nn.Module:
@@ -123,7 +128,7 @@ def small_cnn(width: int = 16, depth: int = 2, n_classes: int = 10) -> torch.nn.
     >>> small_cnn(width=4, depth=3)(torch.zeros(2, 1, 16, 16)).shape
     torch.Size([2, 10])
     """
-    torch = _torch()
+    torch = torch_module()
     nn = torch.nn
     layers, channels = [], 1
     for i in range(depth):
@@ -161,7 +166,7 @@ def focal_loss(logits: torch.Tensor, target: torch.Tensor, gamma: float = 2.0) -
     >>> bool(focal_loss(z, y) < focal_loss(z, y, gamma=0.0))
     True
     """
-    torch = _torch()
+    torch = torch_module()
     logp = torch.log_softmax(logits, dim=1).gather(1, target[:, None]).squeeze(1)
     return (-((1 - logp.exp()) ** gamma) * logp).mean()
 
@@ -194,7 +199,7 @@ def loss_function(name: str, params: dict) -> Callable[[torch.Tensor, torch.Tens
     >>> bool(smooth(z, y) > ce(z, y)), round(float(loss_function("focal", {"gamma": 0})(z, y)), 4)
     (True, 0.1269)
     """
-    torch = _torch()
+    torch = torch_module()
     if name == "ce":
         return torch.nn.CrossEntropyLoss()
     if name == "label_smoothing":
@@ -237,7 +242,7 @@ def paper_cnn(side: int = 28, n_classes: int = 10) -> torch.nn.Module:
     >>> paper_cnn(8)(torch.zeros(3, 1, 8, 8)).shape
     torch.Size([3, 10])
     """
-    torch = _torch()
+    torch = torch_module()
     nn = torch.nn
     if side < 4:
         raise ValueError(f"paper_cnn needs images of at least 4×4 pixels, got side {side}")
@@ -342,41 +347,61 @@ def fit_torch(
     >>> m.training, predict_torch(m, x).shape
     (False, (16, 2))
     """
-    torch = _torch()
+    torch = torch_module()
     gen = torch.Generator().manual_seed(int(seed))
     loss = loss or torch.nn.CrossEntropyLoss()
     step_loss = step_loss or (lambda m, xb, yb, g: loss(m(xb), yb))
     channels_last(model)
     x_arr = np.asarray(x_train, np.float32)
-    steps_per_epoch = int(np.ceil(len(x_arr) / batch_size))
-    if optimizer == "adamw":
-        opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-        sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=epochs * steps_per_epoch)
-        per_step = True
-    elif optimizer == "sgd":
-        opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, weight_decay=weight_decay)
-        sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=lr_decay)
-        per_step = False
-    else:
-        raise ValueError(f"optimizer must be 'adamw' or 'sgd', got {optimizer!r}")
+    steps = epochs * int(np.ceil(len(x_arr) / batch_size))
+    opt, sched, per_step = _optimiser(model, optimizer, lr, weight_decay, lr_decay, steps)
     x = torch.from_numpy(x_arr)[:, None]
     y = torch.from_numpy(np.asarray(y_train, np.int64))
     model.train()
     for _ in range(epochs):
-        order = torch.randperm(len(x), generator=gen)
-        for i in range(0, len(x), batch_size):
-            idx = order[i : i + batch_size]
-            opt.zero_grad()
-            step_loss(model, x[idx], y[idx], gen).backward()
-            opt.step()
-            if per_step:
-                sched.step()
+        _train_epoch(model, x, y, batch_size, step_loss, gen, opt, sched if per_step else None)
         if not per_step:
             sched.step()
         if progress is not None:
             progress.update(1)
     model.eval()
     return model
+
+
+def _optimiser(model, optimizer: str, lr: float, weight_decay: float, lr_decay: float, steps: int) -> tuple:
+    """The optimiser of :func:`fit_torch`, its learning-rate schedule, and whether it steps per batch.
+
+    ``adamw``: AdamW with a one-cycle schedule over all ``steps`` (stepped after every batch); ``sgd``:
+    SGD with momentum 0.9 and the learning rate multiplied by ``lr_decay`` after every epoch.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``optimizer``.
+    """
+    torch = torch_module()
+    if optimizer == "adamw":
+        opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+        return opt, torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps), True
+    if optimizer == "sgd":
+        opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, weight_decay=weight_decay)
+        return opt, torch.optim.lr_scheduler.ExponentialLR(opt, gamma=lr_decay), False
+    raise ValueError(f"optimizer must be 'adamw' or 'sgd', got {optimizer!r}")
+
+
+def _train_epoch(model, x, y, batch_size: int, step_loss, gen, opt, step_schedule=None) -> None:
+    """One pass of :func:`fit_torch` over ``(x, y)`` in a random order drawn from ``gen``, one step per batch.
+
+    ``step_schedule``, when given, is stepped after every optimiser step (a per-batch schedule).
+    """
+    order = torch_module().randperm(len(x), generator=gen)
+    for i in range(0, len(x), batch_size):
+        idx = order[i : i + batch_size]
+        opt.zero_grad()
+        step_loss(model, x[idx], y[idx], gen).backward()
+        opt.step()
+        if step_schedule is not None:
+            step_schedule.step()
 
 
 def predict_torch(model: torch.nn.Module, images: ArrayLike, batch: int | None = None) -> np.ndarray:
@@ -409,7 +434,7 @@ def predict_torch(model: torch.nn.Module, images: ArrayLike, batch: int | None =
     >>> p.shape, p.dtype.name, bool(np.allclose(p.sum(axis=1), 1, atol=1e-6))
     ((5, 10), 'float32', True)
     """
-    torch = _torch()
+    torch = torch_module()
     out = []
     channels_last(model)
     with torch.inference_mode():

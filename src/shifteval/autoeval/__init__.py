@@ -29,6 +29,7 @@ from .backbone import (
 )
 from .detector import (
     default_margins,
+    outlier_exposure_loss,
     train_detector,
 )
 from .energy import (
@@ -138,6 +139,7 @@ __all__ = [
     "METHODS",
     "mix",
     "negative_entropy",
+    "outlier_exposure_loss",
     "Outputs",
     "perturbations",
     "Pools",

@@ -14,19 +14,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..nets import torch_module
 from ..utils import cache as caching
 from .detector import train_detector
 from .estimators import AutoEval, fit
 from .metadataset import meta_dataset
-from .network import Outputs, _torch, compute_outputs, feature_net, train_feature_net
+from .network import Outputs, compute_outputs, feature_net, train_feature_net
 from .streams import stream_seed
 
 if TYPE_CHECKING:
     import torch
 
     from .pools import Pools
-
-#: The modules whose code is part of a cached backbone's key.
 
 
 @dataclass
@@ -104,7 +103,7 @@ def state_bytes(model: torch.nn.Module) -> np.ndarray:
     True
     """
     buf = io.BytesIO()
-    torch = _torch()
+    torch = torch_module()
     state = model.state_dict()
     standard = type(state)((k, v.clone(memory_format=torch.contiguous_format)) for k, v in state.items())
     standard._metadata = getattr(state, "_metadata", None)  # type: ignore[attr-defined]  # module versions
@@ -113,7 +112,7 @@ def state_bytes(model: torch.nn.Module) -> np.ndarray:
 
 
 def _load_state(model, data: np.ndarray):
-    model.load_state_dict(_torch().load(io.BytesIO(data.tobytes()), weights_only=True))
+    model.load_state_dict(torch_module().load(io.BytesIO(data.tobytes()), weights_only=True))
     return model.eval()
 
 
@@ -184,29 +183,54 @@ def prepare_backbone(arch: str, x_train: ArrayLike, y_train: ArrayLike, meta_poo
     >>> bool((state_bytes(again.model) == state_bytes(bb.model)).all())
     True
     """
-    from tqdm import tqdm
-
-    from ..utils.io import atomic_write_bytes
-
     (xm, ym), (xv, yv) = meta_pool, meta_val_pool
     key = caching.key(
         {"arch": arch, "epochs": epochs, "n_sets": n_sets, "n_val_sets": n_val_sets, "set_size": set_size,
          "seed": seed, "detector_epochs": detector_epochs, "detector_lr": detector_lr,
          "data": [x_train, y_train, xm, ym, xv, yv, np.zeros(0) if outliers is None else outliers],
          "detector": None if detector is None else state_bytes(detector),
-         "threads": _torch().get_num_threads()},  # torch's sums, and so the trained weights, depend on it
+         "threads": torch_module().get_num_threads()},  # torch's sums, so the trained weights, depend on it
         modules=["shifteval.autoeval.backbone"],  # and everything it imports (networks, detector, meta-sets)
         packages=["numpy", "torch", "scikit-learn"],
     )  # fmt: skip
     path = Path(cache) / f"{arch}-{key}.npz" if cache else None
     if path is not None and path.is_file():
-        with np.load(path, allow_pickle=False) as z:
-            model = _load_state(feature_net(arch), z["state"])
-            if detector is None and "detector_state" in z:
-                detector = _load_state(feature_net(z["detector_arch"].item()), z["detector_state"])
-            return Backbone(arch, model, _unpack(z, "train")[0], _unpack(z, "meta"),
-                            _split(z["meta_labels"], z["meta_lengths"]), _unpack(z, "val"),
-                            _split(z["val_labels"], z["val_lengths"]), detector)  # fmt: skip
+        return _load_backbone(path, arch, detector)
+    model, detector, detector_arch = _train_networks(
+        arch, x_train, y_train, epochs, seed, outliers, detector, detector_epochs, detector_lr, progress
+    )
+    train = compute_outputs(model, x_train, rotation=True, detector=detector)
+    meta, meta_labels, val, val_labels = _meta_set_outputs(
+        arch, model, meta_pool, meta_val_pool, n_sets, n_val_sets, set_size, seed, progress
+    )
+    backbone = Backbone(arch, model, train, meta, meta_labels, val, val_labels, detector)
+    if path is not None:
+        _save_backbone(path, backbone, detector_arch)
+    if detector is not None:
+        setattr(detector, "arch", detector_arch)  # noqa: B010 (an attribute torch's types do not declare)
+    return backbone
+
+
+def _load_backbone(path: Path, arch: str, detector: torch.nn.Module | None) -> Backbone:
+    """A backbone read from its cache file; its stored detector unless ``detector`` is given."""
+    with np.load(path, allow_pickle=False) as z:
+        model = _load_state(feature_net(arch), z["state"])
+        if detector is None and "detector_state" in z:
+            detector = _load_state(feature_net(z["detector_arch"].item()), z["detector_state"])
+        return Backbone(arch, model, _unpack(z, "train")[0], _unpack(z, "meta"),
+                        _split(z["meta_labels"], z["meta_lengths"]), _unpack(z, "val"),
+                        _split(z["val_labels"], z["val_lengths"]), detector)  # fmt: skip
+
+
+def _train_networks(arch, x_train, y_train, epochs, seed, outliers, detector, detector_epochs, detector_lr,
+                    progress) -> tuple:  # fmt: skip
+    """``(model, detector, detector_arch)``: the trained classifier and its OOD detector.
+
+    The detector is ``detector`` when given, else fine-tuned from the classifier with outlier exposure when
+    there are ``outliers``, else None.
+    """
+    from tqdm import tqdm
+
     bar = tqdm(total=epochs, desc=f"training {arch}", unit="epoch", disable=not progress)
     model = train_feature_net(x_train, y_train, arch=arch, epochs=epochs, seed=stream_seed(seed, "classifier", arch),
                               progress=bar)  # fmt: skip
@@ -220,7 +244,19 @@ def prepare_backbone(arch: str, x_train: ArrayLike, y_train: ArrayLike, meta_poo
         bar.close()
     elif detector is not None:
         detector_arch = getattr(detector, "arch", arch)
-    train = compute_outputs(model, x_train, rotation=True, detector=detector)
+    return model, detector, detector_arch
+
+
+def _meta_set_outputs(arch, model, meta_pool, meta_val_pool, n_sets, n_val_sets, set_size, seed,
+                      progress) -> tuple:  # fmt: skip
+    """``(meta, meta_labels, val, val_labels)``: the classifier's outputs on every meta-set, with its labels.
+
+    Training meta-sets are drawn from ``meta_pool`` (stream ``meta_train``), validation meta-sets from
+    ``meta_val_pool`` (stream ``meta_val``, at most the pool's size each).
+    """
+    from tqdm import tqdm
+
+    (xm, ym), (xv, yv) = meta_pool, meta_val_pool
     meta: list[Outputs] = []
     meta_labels: list[np.ndarray] = []
     val: list[Outputs] = []
@@ -235,20 +271,28 @@ def prepare_backbone(arch: str, x_train: ArrayLike, y_train: ArrayLike, meta_poo
     ):
         outs.append(compute_outputs(model, x, rotation=True))
         labels.append(y)
-    if path is not None:
-        arrays = {"state": state_bytes(model)}
-        if detector is not None:
-            arrays["detector_state"] = state_bytes(detector)
-            arrays["detector_arch"] = np.array(detector_arch)
-        for prefix, outs in (("train", [train]), ("meta", meta), ("val", val)):
-            arrays.update({f"{prefix}_{k}": v for k, v in _pack(outs).items()})
-        arrays["meta_labels"], arrays["val_labels"] = np.concatenate(meta_labels), np.concatenate(val_labels)
-        out = io.BytesIO()
-        np.savez(out, **arrays)  # type: ignore[arg-type]  # numpy's stub: **arrays could hold allow_pickle
-        atomic_write_bytes(path, out.getvalue())
-    if detector is not None:
-        setattr(detector, "arch", detector_arch)  # noqa: B010 (an attribute torch's types do not declare)
-    return Backbone(arch, model, train, meta, meta_labels, val, val_labels, detector)
+    return meta, meta_labels, val, val_labels
+
+
+def _save_backbone(path: Path, backbone: Backbone, detector_arch: str) -> None:
+    """Write a backbone's weights, its detector's and its outputs to its cache file (atomically)."""
+    from ..utils.io import atomic_write_bytes
+
+    arrays = {"state": state_bytes(backbone.model)}
+    if backbone.detector is not None:
+        arrays["detector_state"] = state_bytes(backbone.detector)
+        arrays["detector_arch"] = np.array(detector_arch)
+    for prefix, outs in (
+        ("train", [backbone.train]),
+        ("meta", backbone.meta_train),
+        ("val", backbone.meta_val),
+    ):
+        arrays.update({f"{prefix}_{k}": v for k, v in _pack(outs).items()})
+    arrays["meta_labels"] = np.concatenate(backbone.meta_train_labels)
+    arrays["val_labels"] = np.concatenate(backbone.meta_val_labels)
+    out = io.BytesIO()
+    np.savez(out, **arrays)  # type: ignore[arg-type]  # numpy's stub: **arrays could hold allow_pickle
+    atomic_write_bytes(path, out.getvalue())
 
 
 def prepare(arch: str, epochs: int, pools: Pools, images: dict, *, n_sets: int, n_val_sets: int, set_size: int,

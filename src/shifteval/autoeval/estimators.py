@@ -277,34 +277,14 @@ def fit(
     True
     """
     from sklearn.linear_model import LinearRegression
-    from sklearn.neural_network import MLPRegressor
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
 
     if len(meta_outputs) < 2 or len(meta_outputs) != len(meta_labels):
         raise ValueError("need at least two meta-sets, each with its labels")
     ref = reference(train_outputs)
     reps, acc = meta_targets(meta_outputs, meta_labels, ref)
-
-    def mlp_with(alpha):
-        model = MLPRegressor(hidden_layer_sizes=tuple(hidden), alpha=alpha, max_iter=3000, random_state=seed)
-        return make_pipeline(StandardScaler(), model).fit(reps, acc)
-
-    if val_meta is not None and len(alphas) > 1:
-        v_reps, v_acc = meta_targets(*val_meta, ref)
-        fitted = {a: mlp_with(a) for a in alphas}  # the winner is kept: fitting it again gives the same MLP
-        scores = {a: rmse(m.predict(v_reps), v_acc) for a, m in fitted.items()}
-        alpha = min(scores, key=scores.__getitem__)
-        mlp = fitted[alpha]
-    else:
-        alpha = alphas[0]
-        mlp = mlp_with(alpha)
+    alpha, mlp = _fit_regressor(reps, acc, hidden, alphas, val_meta, ref, seed)
     linear = LinearRegression().fit(reps[:, -1:], acc)
-    if all(o.rotation_correct is not None for o in meta_outputs):
-        rot = np.array([o.rotation_correct.mean() for o in meta_outputs])
-        slope, intercept = np.polyfit(rot, acc, 1)
-    else:
-        slope, intercept = np.nan, np.nan
+    slope, intercept = _rotation_line(meta_outputs, acc)
     val_labels = np.asarray(val_labels)
     val_correct = val_outputs.logits.argmax(1) == val_labels
     t = fit_temperature(val_outputs.logits, val_labels)
@@ -319,3 +299,46 @@ def fit(
         atc_threshold(negative_entropy(val_outputs.logits, t), val_correct),
         alpha,
     )
+
+
+def _fit_regressor(
+    reps: np.ndarray,
+    acc: np.ndarray,
+    hidden: tuple[int, ...],
+    alphas: tuple[float, ...],
+    val_meta: tuple[list, list] | None,
+    ref: Reference,
+    seed: int,
+) -> tuple:
+    """``(alpha, mlp)``: AutoEval's regressor (standardised inputs, an MLP) and its L2 penalty.
+
+    With validation meta-sets and several penalties, every penalty is fitted and the one with the lowest
+    RMSE on the validation meta-sets kept; otherwise the first penalty is used.
+    """
+    from sklearn.neural_network import MLPRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    def mlp_with(alpha):
+        model = MLPRegressor(hidden_layer_sizes=tuple(hidden), alpha=alpha, max_iter=3000, random_state=seed)
+        return make_pipeline(StandardScaler(), model).fit(reps, acc)
+
+    if val_meta is not None and len(alphas) > 1:
+        v_reps, v_acc = meta_targets(*val_meta, ref)
+        fitted = {a: mlp_with(a) for a in alphas}  # the winner is kept: fitting it again gives the same MLP
+        scores = {a: rmse(m.predict(v_reps), v_acc) for a, m in fitted.items()}
+        alpha = min(scores, key=scores.__getitem__)
+        return alpha, fitted[alpha]
+    return alphas[0], mlp_with(alphas[0])
+
+
+def _rotation_line(meta_outputs: list, acc: np.ndarray) -> tuple:
+    """Slope and intercept of accuracy against rotation-prediction accuracy over the meta-sets.
+
+    Deng et al. (2021)'s rotation baseline; NaN unless every meta-set has its rotation correctness.
+    """
+    if all(o.rotation_correct is not None for o in meta_outputs):
+        rot = np.array([o.rotation_correct.mean() for o in meta_outputs])
+        slope, intercept = np.polyfit(rot, acc, 1)
+        return slope, intercept
+    return np.nan, np.nan

@@ -14,16 +14,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import softmax
 
+from ..nets import fit_torch, torch_module
 from .energy import energy
 
 if TYPE_CHECKING:
     import torch
-
-
-def _torch():
-    import torch
-
-    return torch
 
 
 def check_images(images: ArrayLike, what: str = "images") -> NDArray[np.float32]:
@@ -140,7 +135,7 @@ def rotate(x: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     >>> rotate(x, torch.tensor([0, 1]))[:, 0].tolist()
     [[[0.0, 1.0], [2.0, 3.0]], [[5.0, 7.0], [4.0, 6.0]]]
     """
-    torch = _torch()
+    torch = torch_module()
     out = x.clone()
     for r in range(1, 4):
         sel = k == r
@@ -151,7 +146,7 @@ def rotate(x: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
 
 def _classify_and_rotate(model, xb, yb, gen):
     """Classification + rotation prediction loss (Deng et al. 2021), one rotated copy per image."""
-    torch = _torch()
+    torch = torch_module()
     ce = torch.nn.functional.cross_entropy
     k = torch.randint(0, 4, (len(xb),), generator=gen)
     logits, _ = model(xb)
@@ -203,9 +198,7 @@ def train_feature_net(
     >>> net.training, net.dim
     (False, 8)
     """
-    torch = _torch()
-    from ..nets import fit_torch
-
+    torch = torch_module()
     images = check_images(images, "training images")
     torch.manual_seed(int(seed))
     model = feature_net(arch, width=width)

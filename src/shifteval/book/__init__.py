@@ -3,8 +3,8 @@
 :mod:`~shifteval.book.pipeline` executes chapters (jupytext → papermill) and builds the book;
 :mod:`~shifteval.book.project` finds chapters and their parameter sets (each parameter declared once, in a
 chapter's parameters cell); :mod:`~shifteval.book.provenance` computes cache keys and writes the boxes that
-close a page; :mod:`~shifteval.book.assemble` runs ``jupyter-book``; :mod:`~shifteval.book.cli` is the
-``shifteval`` command; :mod:`~shifteval.book.results` is how a chapter records its numbers, claims and
-citations, with the comparisons of :mod:`~shifteval.book.claims`; :mod:`~shifteval.book.sphinxext` is the
-book's Sphinx extension.
+close a page; :mod:`~shifteval.book.assemble` runs ``jupyter-book``; :mod:`~shifteval.book.results` is how
+a chapter records its numbers, claims, citations, figures and tables, with the comparisons of
+:mod:`~shifteval.book.claims`; :mod:`~shifteval.book.sphinxext` is the book's Sphinx extension. The
+``shifteval`` command that drives them is :mod:`shifteval.cli`.
 """

@@ -1,7 +1,6 @@
 """Assembling the HTML book: jupyter-book, the real-data edition's sources and its datasets.
 
-The steps :func:`shifteval.book.pipeline.build` takes after (or before) executing the chapters. Every
-name here is also importable from :mod:`shifteval.book.pipeline`.
+The steps :func:`shifteval.book.pipeline.build` takes after (or before) executing the chapters.
 """
 
 from __future__ import annotations
@@ -19,7 +18,14 @@ from ..utils.io import atomic_write_bytes, atomic_write_json
 from .project import PipelineError
 
 
-def _log(message: str) -> None:
+def log(message: str) -> None:
+    """Report the pipeline's progress on standard error (standard output carries the commands' results).
+
+    Parameters
+    ----------
+    message : str
+        One line, ``[chapter] what happens`` by convention.
+    """
     print(message, file=sys.stderr, flush=True)
 
 
@@ -51,8 +57,19 @@ EDITIONS = ("full", "student")
 REAL_EDITION_FILES = ("_config.yml", "_toc.yml", "book", "notebooks")
 
 
-def _real_edition_sources(root: Path) -> Path:
-    """A copy of the book's sources (not its executed chapters) for the real-data edition."""
+def real_edition_sources(root: Path) -> Path:
+    """A copy of the book's sources (not its executed chapters) for the real-data edition.
+
+    Parameters
+    ----------
+    root : pathlib.Path
+        The project root.
+
+    Returns
+    -------
+    pathlib.Path
+        ``_build/real/src``, holding :data:`REAL_EDITION_FILES` (executed chapters and their results left out).
+    """
     source = root / "_build" / "real" / "src"
     for name in REAL_EDITION_FILES:
         src, dest = root / name, source / name
@@ -88,8 +105,8 @@ def fetch_data(names: Sequence[str], data_root: Path) -> None:
     """
     if not names:
         return
-    _log(f"[data] {', '.join(names)} into {data_root}")
-    cmd = [sys.executable, "-m", "shifteval.book.cli", "data", "get", *names, "--root", str(data_root)]
+    log(f"[data] {', '.join(names)} into {data_root}")
+    cmd = [sys.executable, "-m", "shifteval.cli", "data", "get", *names, "--root", str(data_root)]
     if os.environ.get("SHIFTEVAL_DATA_MIRROR"):
         cmd += ["--mirror", os.environ["SHIFTEVAL_DATA_MIRROR"]]
     proc = subprocess.run(cmd)
@@ -168,10 +185,33 @@ def book_inputs_digest(source: Path, arguments: Sequence[str], config: Path | No
     return digest.hexdigest()
 
 
-def _jupyter_book(
-    source: Path, out: Path | None, title_suffix: str = "", hide_solutions: bool = False
-) -> Path:
-    """Run ``jupyter-book build`` on ``source``; the HTML lands in ``out/html`` (``_build/html`` if None)."""
+def build_html(source: Path, out: Path | None, title_suffix: str = "", hide_solutions: bool = False) -> Path:
+    """Run ``jupyter-book build`` on ``source``; the HTML lands in ``out/html`` (``_build/html`` if None).
+
+    Skipped when the HTML in place was built from the same inputs (:func:`book_inputs_digest`).
+
+    Parameters
+    ----------
+    source : pathlib.Path
+        The book's source folder (the project root, or the real-data edition's sources).
+    out : pathlib.Path or None
+        The edition's build folder (its configuration and Sphinx's work go to ``out/work``); ``None``
+        builds the default book in place.
+    title_suffix : str
+        Added to the book's title in brackets, for an edition other than the default.
+    hide_solutions : bool
+        Leave the exercises' solutions out (the student edition).
+
+    Returns
+    -------
+    pathlib.Path
+        The book's ``index.html``.
+
+    Raises
+    ------
+    PipelineError
+        If ``jupyter-book build`` fails (the failed build's HTML and environment are removed).
+    """
     cmd = [*jupyter_book_command(), "build", str(source), "-W", "-n", "--keep-going"]
     work = out / "work" if out is not None else None
     if work is not None:
@@ -187,10 +227,10 @@ def _jupyter_book(
     stamp = final / BUILD_STAMP
     inputs = book_inputs_digest(source, cmd[1:], work / "_config.json" if work is not None else None)
     if (final / "index.html").is_file() and stamp.is_file() and stamp.read_text(encoding="utf-8") == inputs:
-        _log(f"[book] up to date (nothing the HTML is built from changed); skipped: {final / 'index.html'}")
+        log(f"[book] up to date (nothing the HTML is built from changed); skipped: {final / 'index.html'}")
         return final / "index.html"
     stamp.unlink(missing_ok=True)  # a build stopped halfway must not leave a matching stamp behind
-    _log("[book] " + " ".join(cmd[1:]))
+    log("[book] " + " ".join(cmd[1:]))
     proc = subprocess.run(cmd, cwd=source)
     if proc.returncode != 0:
         # Sphinx builds incrementally: left in place, a failed build's environment would let the next
@@ -203,5 +243,5 @@ def _jupyter_book(
         os.replace(built / "html", final)
     atomic_write_bytes(stamp, inputs.encode("utf-8"))
     index = final / "index.html"
-    _log(f"[book] ready: {index}")
+    log(f"[book] ready: {index}")
     return index

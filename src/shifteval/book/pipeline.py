@@ -28,16 +28,12 @@ from typing import Any
 from .. import __version__
 from ..utils.io import atomic_write_bytes, atomic_write_json
 from ..utils.processes import spawn_safe
-from .assemble import (
-    EDITIONS,
-    _jupyter_book,
-    _log,
-    _real_edition_sources,
-    fetch_data,
-)
+from .assemble import EDITIONS, build_html, fetch_data, log, real_edition_sources
 from .project import (
     CHAPTER_DIR,
+    Chapter,
     ChapterFailed,
+    ParamSet,
     PipelineError,
     chapters,
     find_root,
@@ -47,8 +43,7 @@ from .project import (
     resolve_parameters,
 )
 from .provenance import (
-    _after_title,
-    _strip_injected_internals,
+    after_title,
     cache_key,
     cached_key,
     git_commit,
@@ -57,6 +52,7 @@ from .provenance import (
     provenance_box,
     run_it_yourself,
     scrub_local_paths,
+    strip_injected_internals,
     student_notice,
 )
 from .results import ENV_RESULTS, ENV_STRICT
@@ -84,6 +80,38 @@ class RunResult:
     duration: float
 
 
+@dataclass
+class _ChapterRun:
+    """One chapter's run as :func:`run_chapter` carries it from step to step.
+
+    What runs (the chapter, its parameter set as given and as resolved), under which rules (``strict``
+    claims, ``threads``), its cache ``key``, and where the executed pair is published (``out``).
+    """
+
+    name: str
+    chapter: Chapter
+    param_set: ParamSet
+    params: str
+    overrides: dict[str, Any]
+    parameters: dict[str, Any]
+    root: Path
+    out: Path
+    strict: bool
+    threads: int
+    key: str
+    note: str | None = None
+
+    @property
+    def notebook_path(self) -> Path:
+        """Where the executed notebook is published."""
+        return self.out / f"{self.name}.ipynb"
+
+    @property
+    def results_path(self) -> Path:
+        """Where the chapter's results are published."""
+        return self.out / f"{self.name}.results.json"
+
+
 def run_chapter(
     name: str,
     params: str = "default",
@@ -96,6 +124,11 @@ def run_chapter(
     note: str | None = None,
 ) -> RunResult:
     """Execute one chapter with papermill and publish its notebook and results.
+
+    The steps: resolve what runs (:func:`_plan`), skip it when the published pair is current, execute
+    it (:func:`_execute_chapter`), refuse false claims of a default run (:func:`_enforce_claims`),
+    record its provenance (:func:`_provenance`), open and close the page with what a reader needs
+    (:func:`_decorate_page`) and publish the pair (:func:`_publish`).
 
     Parameters
     ----------
@@ -111,7 +144,8 @@ def run_chapter(
     force : bool
         Execute even when the cache says nothing changed.
     root : str or pathlib.Path, optional
-        A folder in the project (see :func:`find_root`); the current directory by default.
+        A folder in the project (see :func:`~shifteval.book.project.find_root`); the current directory by
+        default.
     progress : bool
         Show papermill's progress bar.
     data_root : str or pathlib.Path
@@ -134,18 +168,41 @@ def run_chapter(
         failed notebook is kept under ``_build/failed/`` (never in the book). Also when the chapter
         recorded no results, or, in a default run without overrides, a claim does not hold.
     """
-    import jupytext
-    import nbformat
-    import papermill
+    run = _plan(name, params, overrides or {}, out, root, data_root, note)
+    if not force and cached_key(run.notebook_path) == run.key:
+        log(f"[{name}] up to date (parameter set {run.param_set.name!r}); skipped")
+        return RunResult(name, "cached", run.notebook_path, run.results_path, 0.0)
+    executed, results, duration = _execute_chapter(run, progress)
+    _enforce_claims(run, results)
+    provenance = _provenance(run, duration)
+    _decorate_page(run, executed, results, provenance)
+    results["provenance"] = {k: v for k, v in provenance.items() if k != "packages"}
+    _publish(run, executed, results)
+    log(f"[{name}] done in {duration:.1f} s -> {run.notebook_path}")
+    return RunResult(name, "executed", run.notebook_path, run.results_path, duration)
 
+
+def _plan(
+    name: str,
+    params: str,
+    overrides: dict[str, Any],
+    out: str | Path | None,
+    root: str | Path | None,
+    data_root: str | Path,
+    note: str | None,
+) -> _ChapterRun:
+    """Resolve what a run of chapter ``name`` executes, under which rules, and its cache key.
+
+    Everything here is checked before a kernel starts: the chapter, its parameter set, the parameters'
+    names and types, and the thread count it declares (a :class:`PipelineError` names what is wrong).
+    The default set without overrides is *strict*: its claims must hold (any other run only reports them).
+    """
     root = find_root(root)
     chapter = get_chapter(name, root)
     param_set = load_param_set(chapter, params)
-    parameters = resolve_parameters(chapter, param_set, overrides or {}, data_root)
+    parameters = resolve_parameters(chapter, param_set, overrides, data_root)
     out = Path(out) if out is not None else root / CHAPTER_DIR
     out = out if out.is_absolute() else Path.cwd() / out
-    notebook_path = out / f"{name}.ipynb"
-    results_path = out / f"{name}.results.json"
     # the default set, unchanged: its claims must hold (a run with overrides only reports them)
     strict = param_set.path == chapter.params_dir / "default.yaml" and not overrides
     try:
@@ -153,33 +210,44 @@ def run_chapter(
     except ValueError as exc:
         raise PipelineError(str(exc)) from None
     key = cache_key(chapter, parameters, threads, strict)
+    return _ChapterRun(
+        name, chapter, param_set, str(params), overrides, parameters, root, out, strict, threads, key, note
+    )
 
-    if not force and cached_key(notebook_path) == key:
-        _log(f"[{name}] up to date (parameter set {param_set.name!r}); skipped")
-        return RunResult(name, "cached", notebook_path, results_path, 0.0)
 
-    nb = jupytext.read(chapter.source, fmt="py:percent")
+def _execute_chapter(run: _ChapterRun, progress: bool) -> tuple[Any, dict[str, Any], float]:
+    """Execute the chapter's notebook in a private staging folder; return it, its results and the time.
+
+    The kernel gets the thread count of every machine and an allocator that returns memory
+    (:mod:`shifteval.book.threads`), and is told where the results go and whether claims are strict.
+    A cell that raises fails the run (:func:`_keep_failed`); so does a chapter that records no results.
+    """
+    import jupytext
+    import papermill
+
+    name = run.name
+    nb = jupytext.read(run.chapter.source, fmt="py:percent")
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    _log(f"[{name}] executing with parameter set {param_set.name!r} ...")
-    with _staging(root, name) as work:
+    log(f"[{name}] executing with parameter set {run.param_set.name!r} ...")
+    with _staging(run.root, name) as work:
         running_nb = work / f"{name}.ipynb"
         running_results = work / f"{name}.results.json"
         start = time.perf_counter()
         try:
             # the same thread count on every machine and glibc's allocator kept from returning memory
             # it takes back at once (shifteval.book.threads), and where results go
-            kernel_env = {ENV_RESULTS: str(running_results), ENV_STRICT: "1" if strict else "0"}
-            kernel_env |= kernel_variables(threads) | allocator_variables()
+            kernel_env = {ENV_RESULTS: str(running_results), ENV_STRICT: "1" if run.strict else "0"}
+            kernel_env |= kernel_variables(run.threads) | allocator_variables()
             with _kernel_environment(kernel_env):
                 executed = _execute(
                     name,
                     nb,
                     str(running_nb),
-                    parameters=parameters,
+                    parameters=run.parameters,
                     kernel_name="python3",
-                    cwd=str(root),
+                    cwd=str(run.root),
                     progress_bar=progress,
-                    execution_timeout=param_set.timeout,
+                    execution_timeout=run.param_set.timeout,
                     # a kernel on a busy machine can take minutes to start or to send a cell's outputs;
                     # outputs still missing after that fail the run rather than publish a page without them
                     start_timeout=KERNEL_WAIT,
@@ -187,69 +255,104 @@ def run_chapter(
                     raise_on_iopub_timeout=True,
                     report_mode=False,
                     # the kernel's own log (not cell output) only says that it talks to us over local TCP
-                    extra_arguments=["--IPKernelApp.log_level=ERROR", *startup_arguments(threads)],
+                    extra_arguments=["--IPKernelApp.log_level=ERROR", *startup_arguments(run.threads)],
                 )
         except papermill.PapermillExecutionError as exc:
-            failed_dir = root / "_build" / "failed"
-            failed_dir.mkdir(parents=True, exist_ok=True)
-            failed = failed_dir / f"{name}.ipynb"
-            if running_nb.exists():
-                os.replace(running_nb, failed)
-            raise ChapterFailed(
-                f"chapter {name!r} failed in cell {exc.cell_index} (execution count {exc.exec_count}): "
-                f"{exc.ename}: {exc.evalue}\n"
-                f"The failed notebook is kept for inspection at {failed}; the book was not rebuilt."
-            ) from None
+            raise _keep_failed(run, running_nb, exc) from None
         duration = time.perf_counter() - start
         if not running_results.is_file():
             raise ChapterFailed(
                 f"chapter {name!r} ran but did not record its results (results.Results().record(...))"
             )
         results = json.loads(running_results.read_text(encoding="utf-8"))
+    return executed, results, duration
+
+
+def _keep_failed(run: _ChapterRun, running_nb: Path, exc: Any) -> ChapterFailed:
+    """Keep a failed notebook under ``_build/failed/`` (never in the book); the error that says where."""
+    failed_dir = run.root / "_build" / "failed"
+    failed_dir.mkdir(parents=True, exist_ok=True)
+    failed = failed_dir / f"{run.name}.ipynb"
+    if running_nb.exists():
+        os.replace(running_nb, failed)
+    return ChapterFailed(
+        f"chapter {run.name!r} failed in cell {exc.cell_index} (execution count {exc.exec_count}): "
+        f"{exc.ename}: {exc.evalue}\n"
+        f"The failed notebook is kept for inspection at {failed}; the book was not rebuilt."
+    )
+
+
+def _enforce_claims(run: _ChapterRun, results: dict[str, Any]) -> None:
+    """In a strict (default) run, refuse to publish a chapter with a claim that does not hold.
+
+    A chapter that caught :class:`~shifteval.book.results.ClaimFailed` still may not publish: the claims
+    are read back from its results.
+    """
     false_claims = [c for c in results.get("claims", []) if not c.get("holds")]
-    if strict and false_claims:  # a chapter that caught ClaimFailed still may not publish
+    if run.strict and false_claims:
         raise ChapterFailed(
-            f"chapter {name!r}: claim(s) that do not hold in the default run: "
+            f"chapter {run.name!r}: claim(s) that do not hold in the default run: "
             + "; ".join(f"{c['id']}: {c['text']!r}" for c in false_claims)
         )
-    provenance = {
-        "chapter": name,
-        "parameter_set": param_set.name,
-        "params": str(params),
-        "overrides": overrides or {},
+
+
+def _provenance(run: _ChapterRun, duration: float) -> dict[str, Any]:
+    """The provenance of a run: parameters, library version, cache key, commit, duration, packages."""
+    return {
+        "chapter": run.name,
+        "parameter_set": run.param_set.name,
+        "params": run.params,
+        "overrides": run.overrides,
         # every parameter's value in this run: the chapter's own defaults under what was injected
-        "parameters": {**notebook_parameters(chapter.source.read_text(encoding="utf-8")), **parameters},
-        "injected": parameters,
+        "parameters": {
+            **notebook_parameters(run.chapter.source.read_text(encoding="utf-8")),
+            **run.parameters,
+        },
+        "injected": run.parameters,
         "library_version": __version__,
-        "cache_key": key,
-        "git_commit": git_commit(root),
+        "cache_key": run.key,
+        "git_commit": git_commit(run.root),
         "duration_s": round(duration, 1),
-        "threads": threads,
+        "threads": run.threads,
         "packages": package_versions(),
-        "strict_claims": strict,
-        **({"note": note} if note else {}),
+        "strict_claims": run.strict,
+        **({"note": run.note} if run.note else {}),
     }
+
+
+def _decorate_page(run: _ChapterRun, executed, results: dict[str, Any], provenance: dict[str, Any]) -> None:
+    """Put the provenance in the notebook's metadata and the page's opening and closing cells around it.
+
+    Science first: the page opens with its title (and, for a run other than the default, a note that says
+    so); it ends with the commands to re-run it and, collapsed, its provenance.
+    """
+    import nbformat
+
     executed.metadata["shifteval"] = provenance
-    _strip_injected_internals(executed)
-    # Science first: the page opens with its title (and, for a run other than the default, a note that
-    # says so); it ends with the commands to re-run it and, collapsed, its provenance.
-    notice = student_notice(name, param_set.name, overrides or {})
+    strip_injected_internals(executed)
+    notice = student_notice(run.name, run.param_set.name, run.overrides)
     if notice:
-        executed.cells.insert(_after_title(executed), nbformat.v4.new_markdown_cell(notice))
+        executed.cells.insert(after_title(executed), nbformat.v4.new_markdown_cell(notice))
     box = provenance_box(
-        chapter, param_set.name, overrides or {}, provenance, results.get("figures"),
-        " ".join(param_set.description.split()),
+        run.chapter, run.param_set.name, run.overrides, provenance, results.get("figures"),
+        " ".join(run.param_set.description.split()),
     )  # fmt: skip
-    executed.cells.append(nbformat.v4.new_markdown_cell(run_it_yourself(chapter, parameters)))
+    executed.cells.append(nbformat.v4.new_markdown_cell(run_it_yourself(run.chapter, run.parameters)))
     executed.cells.append(nbformat.v4.new_markdown_cell(box))
-    results["provenance"] = {k: v for k, v in provenance.items() if k != "packages"}
-    # Results first, notebook last: the notebook's key is what marks the pair complete. The lock
-    # keeps two runs publishing into one folder from interleaving their pairs.
-    with _publish_lock(out, name):
-        atomic_write_json(results_path, results)
-        atomic_write_bytes(notebook_path, scrub_local_paths(nbformat.writes(executed), root).encode("utf-8"))
-    _log(f"[{name}] done in {duration:.1f} s -> {notebook_path}")
-    return RunResult(name, "executed", notebook_path, results_path, duration)
+
+
+def _publish(run: _ChapterRun, executed, results: dict[str, Any]) -> None:
+    """Write the results, then the notebook, into the output folder (local paths scrubbed).
+
+    Results first, notebook last: the notebook's key is what marks the pair complete. The lock keeps two
+    runs publishing into one folder from interleaving their pairs.
+    """
+    import nbformat
+
+    with _publish_lock(run.out, run.name):
+        atomic_write_json(run.results_path, results)
+        text = scrub_local_paths(nbformat.writes(executed), run.root)
+        atomic_write_bytes(run.notebook_path, text.encode("utf-8"))
 
 
 @contextlib.contextmanager
@@ -287,7 +390,7 @@ def _execute(name: str, *args, **kwargs):
                     f"chapter {name!r}: its kernel died while starting, {KERNEL_STARTS} times ({exc}); "
                     "nothing was published"
                 ) from exc
-            _log(
+            log(
                 f"[{name}] the kernel died while starting ({exc}); starting another ({start + 1} of {KERNEL_STARTS})"
             )
 
@@ -360,16 +463,16 @@ def run_chapters(
     PipelineError
         An unknown chapter or parameter set, before anything runs.
     ChapterFailed
-        A chapter failed (see :func:`_run_all`).
+        A chapter failed (see :func:`run_all`).
     """
     root = find_root(root)
     names = list(dict.fromkeys(names))
     for name in names:
         load_param_set(get_chapter(name, root), params)
-    return _run_all({n: dict(params=params, force=force, root=root, progress=progress) for n in names})
+    return run_all({n: dict(params=params, force=force, root=root, progress=progress) for n in names})
 
 
-def _run_all(jobs: dict[str, dict[str, Any]]) -> dict[str, RunResult]:
+def run_all(jobs: dict[str, dict[str, Any]]) -> dict[str, RunResult]:
     """Run the chapters of ``jobs`` (name -> :func:`run_chapter`'s keyword arguments, ``root`` included).
 
     The chapters that declare one thread (:attr:`~shifteval.book.project.Chapter.threads`) run after the
@@ -378,6 +481,21 @@ def _run_all(jobs: dict[str, dict[str, Any]]) -> dict[str, RunResult]:
     after another in the order of ``jobs`` (they use every core: the zoo's processes, two threads of
     torch). A failed chapter stops the run: side by side, the others finish and publish, and the first
     failure in the order of ``jobs`` is raised.
+
+    Parameters
+    ----------
+    jobs : dict of str -> dict
+        Chapter name to the keyword arguments of its :func:`run_chapter` call (``root`` included).
+
+    Returns
+    -------
+    dict of str -> RunResult
+        Per chapter, as :func:`run_chapter` returns it.
+
+    Raises
+    ------
+    ChapterFailed
+        The first chapter that failed, in the order of ``jobs``.
     """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -387,7 +505,7 @@ def _run_all(jobs: dict[str, dict[str, Any]]) -> dict[str, RunResult]:
     lanes = min(len(side), os.cpu_count() or 1)
     if lanes < 2 or not spawn_safe():
         return done | {name: run_chapter(name, **jobs[name]) for name in side}
-    _log(f"[book] {', '.join(side)}: one thread each, {lanes} side by side (no per-cell progress)")
+    log(f"[book] {', '.join(side)}: one thread each, {lanes} side by side (no per-cell progress)")
     with ProcessPoolExecutor(lanes, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {name: pool.submit(run_chapter, name, **{**jobs[name], "progress": False}) for name in side}
     failures = [exc for f in futures.values() if (exc := f.exception()) is not None]
@@ -425,9 +543,14 @@ def build(
     name are fetched first with ``shifteval data get`` into ``data_root`` unless already there.
 
     Chapters run in ``_toc.yml`` order, except that those declaring one thread run last, side by side
-    (see :func:`_run_all`); the first failure stops the build before ``jupyter-book`` runs, so a failed
+    (see :func:`run_all`); the first failure stops the build before ``jupyter-book`` runs, so a failed
     chapter is never published. The book is built with
     warnings as errors (``-W -n --keep-going``).
+
+    The steps: check the request (:func:`_check_request`), find where the book's sources are and that
+    every chapter left out has run (:func:`_book_sources`), choose each chapter's parameter set
+    (:func:`_choose_runs`, and :func:`_real_edition_runs` for the real-data edition), run the chapters
+    (:func:`run_all`) and build the HTML (:func:`_assemble`).
 
     Parameters
     ----------
@@ -439,11 +562,12 @@ def build(
     only : iterable of str, optional
         Run only these chapters; the others must have been executed before.
     root : str or pathlib.Path, optional
-        A folder in the project (see :func:`find_root`); the current directory by default.
+        A folder in the project (see :func:`~shifteval.book.project.find_root`); the current directory by
+        default.
     progress : bool
         Show papermill's progress bars.
     edition : str
-        ``"full"`` or ``"student"`` (see :data:`EDITIONS`).
+        ``"full"`` or ``"student"`` (see :data:`~shifteval.book.assemble.EDITIONS`).
     data_root : str or pathlib.Path
         The data folder (relative to the project root unless absolute).
     overrides : dict, optional
@@ -466,6 +590,35 @@ def build(
         A chapter failed (see :func:`run_chapter`); the book is not built.
     """
     root = find_root(root)
+    names, selected = _check_request(root, params, only, edition, overrides)
+    explicit = params is not None or reset
+    params = params or "default"
+    real = params == "real"
+    if real and edition != "full":
+        raise PipelineError("the real-data edition has no student variant; use --edition full")
+    source = _book_sources(root, real, names, selected)
+    chapter_dir = source / CHAPTER_DIR
+    data_root = Path(data_root) if Path(data_root).is_absolute() else root / data_root
+    sets, chosen = _choose_runs(
+        selected, params, overrides or {}, chapter_dir, keep_last=not explicit and not real
+    )
+    notes = _real_edition_runs(root, selected, sets, data_root) if real else {}
+    run_all({
+        name: dict(params=sets[name], overrides=chosen[name], force=force, root=root, progress=progress,
+                   data_root=data_root, out=chapter_dir if real else None, note=notes.get(name))
+        for name in names if name in selected
+    })  # fmt: skip
+    return _assemble(root, source, real, edition)
+
+
+def _check_request(
+    root: Path, params: str | None, only: Iterable[str] | None, edition: str, overrides: dict[str, Any] | None
+) -> tuple[list[str], list[str]]:
+    """Refuse a build request that cannot run, before anything runs; return every chapter and those selected.
+
+    Overrides need ``only`` (parameters differ from chapter to chapter), the edition must be one of
+    :data:`~shifteval.book.assemble.EDITIONS`, and every selected chapter must exist.
+    """
     if overrides and not only:
         raise PipelineError("-p overrides need --only CHAPTER: parameters differ from chapter to chapter")
     if edition not in EDITIONS:
@@ -475,50 +628,73 @@ def build(
     unknown = [n for n in selected if n not in names]
     if unknown:  # fail before anything runs
         raise PipelineError(f"unknown chapter(s) {', '.join(unknown)}; chapters: {', '.join(names)}")
-    explicit = params is not None or reset
-    params = params or "default"
-    real = params == "real"
-    if real and edition != "full":
-        raise PipelineError("the real-data edition has no student variant; use --edition full")
-    source = _real_edition_sources(root) if real else root
+    return names, selected
+
+
+def _book_sources(root: Path, real: bool, names: list[str], selected: list[str]) -> Path:
+    """The folder the book is built from, with every chapter that is not selected executed there before.
+
+    The project root, or for the real-data edition a copy of its sources (see
+    :func:`~shifteval.book.assemble.real_edition_sources`).
+    """
+    source = real_edition_sources(root) if real else root
     chapter_dir = source / CHAPTER_DIR
     missing = [n for n in names if n not in selected and cached_key(chapter_dir / f"{n}.ipynb") is None]
     if missing:
         raise PipelineError(
             f"chapters {', '.join(missing)} have never been executed; run them first or drop --only"
         )
-    data_root = Path(data_root) if Path(data_root).is_absolute() else root / data_root
+    return source
+
+
+def _choose_runs(
+    selected: list[str], params: str, overrides: dict[str, Any], chapter_dir: Path, keep_last: bool
+) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
+    """Each selected chapter's parameter set and overrides.
+
+    ``params`` and ``overrides`` for every chapter; with ``keep_last``, a chapter executed before keeps
+    the parameter set of its last run, and its overrides unless new ones replace them (see :func:`build`).
+    """
     sets: dict[str, str] = {n: params for n in selected}
-    chosen = {n: dict(overrides or {}) for n in selected}
-    if not explicit and not real:  # keep each chapter's last run (see the docstring)
+    chosen = {n: dict(overrides) for n in selected}
+    if keep_last:
         for name in selected:
             last = last_run(chapter_dir / f"{name}.ipynb")
             if last:  # new overrides replace the last ones, on the same parameter set
                 sets[name] = last[0]
                 chosen[name] = dict(overrides) if overrides else last[1]
+    return sets, chosen
+
+
+def _real_edition_runs(
+    root: Path, selected: list[str], sets: dict[str, str], data_root: Path
+) -> dict[str, str]:
+    """Fall back to the default set where a chapter has no public real data, and fetch the data of the rest.
+
+    Changes ``sets`` in place; returns, per chapter that falls back, the note its provenance box shows.
+    """
     notes = {}
+    for name in selected:
+        real_set = load_param_set(get_chapter(name, root), "real")
+        if not real_set.public_data:
+            sets[name] = "default"
+            notes[name] = (
+                "No public real data exists for this chapter, so the real-data edition shows it on the "
+                "embedded data (its default parameter set). To run it on your own files: "
+                + " ".join(real_set.description.split())
+            )
+    needed = sorted({d for n in selected if sets[n] == "real"
+                     for d in load_param_set(get_chapter(n, root), "real").data})  # fmt: skip
+    fetch_data(needed, data_root)
+    return notes
+
+
+def _assemble(root: Path, source: Path, real: bool, edition: str) -> Path:
+    """Build the edition's HTML with jupyter-book (:func:`~shifteval.book.assemble.build_html`)."""
     if real:
-        for name in selected:
-            real_set = load_param_set(get_chapter(name, root), "real")
-            if not real_set.public_data:
-                sets[name] = "default"
-                notes[name] = (
-                    "No public real data exists for this chapter, so the real-data edition shows it on the "
-                    "embedded data (its default parameter set). To run it on your own files: "
-                    + " ".join(real_set.description.split())
-                )
-        needed = sorted({d for n in selected if sets[n] == "real"
-                         for d in load_param_set(get_chapter(n, root), "real").data})  # fmt: skip
-        fetch_data(needed, data_root)
-    _run_all({
-        name: dict(params=sets[name], overrides=chosen[name], force=force, root=root, progress=progress,
-                   data_root=data_root, out=chapter_dir if real else None, note=notes.get(name))
-        for name in names if name in selected
-    })  # fmt: skip
-    if real:
-        return _jupyter_book(source, root / "_build" / "real", title_suffix="real-data edition")
+        return build_html(source, root / "_build" / "real", title_suffix="real-data edition")
     if edition == "student":
-        return _jupyter_book(
+        return build_html(
             root, root / "_build" / "student", title_suffix="student edition", hide_solutions=True
         )
-    return _jupyter_book(root, None)
+    return build_html(root, None)

@@ -2,8 +2,7 @@
 
 A chapter is a jupytext source ``notebooks/<name>.py`` listed in ``_toc.yml``; its parameter sets are
 YAML files in ``notebooks/params/<name>/``. Everything here runs before a kernel starts, so a wrong
-chapter, parameter set, parameter name or type is refused before anything executes. Every name here
-is also importable from :mod:`shifteval.book.pipeline`.
+chapter, parameter set, parameter name or type is refused before anything executes.
 """
 
 from __future__ import annotations
@@ -345,7 +344,8 @@ def parameter_docs(source_text: str) -> list[dict[str, Any]]:
     lines = cell.source.splitlines()
     docs = []
     for node in ast.parse(cell.source).body:
-        if not (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)):
+        name = _assigned_name(node)
+        if name is None:
             continue
         try:
             default = ast.literal_eval(node.value)
@@ -359,11 +359,12 @@ def parameter_docs(source_text: str) -> list[dict[str, Any]]:
                 above.insert(0, comments.get(row, ""))
                 row -= 1
             text = " ".join(a for a in above if a)
+        accepted = _annotated_types(node)
         docs.append(
             {
-                "name": node.targets[0].id,
+                "name": name,
                 "default": default,
-                "type": _type_name(default),
+                "type": " or ".join(a.__name__ for a in accepted) if accepted else _type_name(default),
                 "description": text,
             }
         )
@@ -372,6 +373,69 @@ def parameter_docs(source_text: str) -> list[dict[str, Any]]:
 
 def _type_name(value: Any) -> str:
     return "optional" if value is None else type(value).__name__
+
+
+def _assigned_name(node: ast.stmt) -> str | None:
+    """The name a parameters-cell statement assigns (``n = 3`` or ``n: int | list = 3``), else None."""
+    if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+        return node.target.id
+    return None
+
+
+def _annotated_types(node: ast.stmt) -> tuple[type, ...]:
+    """The types an annotated parameter declares (``int | list`` → ``(int, list)``); () when none."""
+    if not isinstance(node, ast.AnnAssign):
+        return ()
+    named = {n.id for n in ast.walk(node.annotation) if isinstance(n, ast.Name)}
+    return tuple(t for t in _TYPE_NAMES if t.__name__ in named)
+
+
+def parameter_types(source_text: str) -> dict[str, tuple[type, ...]]:
+    r"""The types each annotated parameter of the chapter's ``parameters`` cell accepts.
+
+    A parameter that may take more than one form declares them with an annotation, e.g.
+    ``annotators: int | list = 40`` (a number, or a ``[lo, hi]`` range); a plain assignment
+    accepts its default's type (see :func:`type_mismatch`).
+
+    Parameters
+    ----------
+    source_text : str
+        The chapter's jupytext (``py:percent``) source.
+
+    Returns
+    -------
+    dict
+        Each annotated parameter's accepted types; parameters without an annotation are left out.
+
+    Raises
+    ------
+    PipelineError
+        If no code cell is tagged ``parameters``.
+
+    Examples
+    --------
+    >>> parameter_types('# %% tags=["parameters"]\nn: int | list = 3\nname = "x"\n')
+    {'n': (<class 'int'>, <class 'list'>)}
+    """
+    tree = ast.parse(_parameters_cell(source_text))
+    return {
+        name: types
+        for node in tree.body
+        if (name := _assigned_name(node)) and (types := _annotated_types(node))
+    }
+
+
+def _parameters_cell(source_text: str) -> str:
+    """The source of the chapter's first code cell tagged ``parameters``."""
+    import jupytext
+
+    nb = jupytext.reads(source_text, fmt="py:percent")
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
+            return cell.source
+    raise PipelineError("the chapter has no cell tagged 'parameters'")
 
 
 def notebook_parameters(source_text: str) -> dict[str, Any]:
@@ -398,23 +462,20 @@ def notebook_parameters(source_text: str) -> dict[str, Any]:
     >>> notebook_parameters('# %% tags=["parameters"]\nn = 3\nname = "x"\nrng = object()\n')
     {'n': 3, 'name': 'x', 'rng': None}
     """
-    import jupytext
-
-    nb = jupytext.reads(source_text, fmt="py:percent")
-    for cell in nb.cells:
-        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
-            tree = ast.parse(cell.source)
-            names = {}
-            for node in tree.body:
-                if isinstance(node, ast.Assign):
-                    for target in node.targets:
-                        if isinstance(target, ast.Name):
-                            try:
-                                names[target.id] = ast.literal_eval(node.value)
-                            except ValueError:
-                                names[target.id] = None
-            return names
-    raise PipelineError("the chapter has no cell tagged 'parameters'")
+    names: dict[str, Any] = {}
+    for node in ast.parse(_parameters_cell(source_text)).body:
+        if isinstance(node, ast.Assign):
+            targets, expression = [t.id for t in node.targets if isinstance(t, ast.Name)], node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            targets, expression = [node.target.id], node.value
+        else:
+            continue
+        try:
+            value = ast.literal_eval(expression)
+        except ValueError:
+            value = None
+        names.update(dict.fromkeys(targets, value))
+    return names
 
 
 def expand_data(value: Any, data_root: str | Path) -> Any:
@@ -503,8 +564,9 @@ def resolve_parameters(
             f"unknown parameter(s) {', '.join(unknown)} for chapter {chapter.name!r}; "
             f"valid names: {', '.join(valid)}"
         )
+    accepted = parameter_types(chapter.source.read_text(encoding="utf-8"))
     for key, value in merged.items():
-        problem = type_mismatch(declared[key], value)
+        problem = type_mismatch(declared[key], value, accepted.get(key))
         if problem:
             raise PipelineError(f"parameter {key!r} of chapter {chapter.name!r}: {problem}")
     return merged
@@ -514,10 +576,11 @@ _TYPE_NAMES = {bool: "a boolean", int: "an integer", float: "a number", str: "a 
                list: "a list", dict: "a mapping"}  # fmt: skip
 
 
-def type_mismatch(default: Any, value: Any) -> str | None:
+def type_mismatch(default: Any, value: Any, accepted: tuple[type, ...] | None = None) -> str | None:
     """Why ``value`` cannot replace a parameter whose default is ``default`` (None when it can).
 
-    The expected type is the default's: an integer parameter takes integers, a float parameter
+    The expected type is the default's, or each of ``accepted`` where the parameter declares them
+    (see :func:`parameter_types`): an integer parameter takes integers, a float parameter
     takes any number, lists and mappings take lists and mappings; a parameter whose default is
     ``None`` (or not a literal) takes anything, and ``None`` is accepted everywhere (meaning "unset").
 
@@ -527,6 +590,8 @@ def type_mismatch(default: Any, value: Any) -> str | None:
         The parameter's default in the chapter's ``parameters`` cell.
     value : object
         The proposed value.
+    accepted : tuple of type, optional
+        The types an annotated parameter declares (``annotators: int | list = 40``).
 
     Returns
     -------
@@ -539,17 +604,26 @@ def type_mismatch(default: Any, value: Any) -> str | None:
     "expected an integer (like its default 100), got the string 'abc'"
     >>> type_mismatch(0.5, 1) is None
     True
+    >>> type_mismatch(40, [32, 48], (int, list)) is None
+    True
+    >>> type_mismatch(40, "many", (int, list))
+    "expected an integer or a list (like its default 40), got the string 'many'"
     """
     if default is None or value is None:
         return None
-    expected = type(default)
-    if expected not in _TYPE_NAMES:
+    expected = tuple(accepted) if accepted else (type(default),)
+    if not all(e in _TYPE_NAMES for e in expected):
         return None
-    ok = isinstance(value, expected) and not (expected is not bool and isinstance(value, bool))
-    if expected is float and isinstance(value, int) and not isinstance(value, bool):
-        ok = True
-    if ok:
+    if any(_is_a(value, e) for e in expected):
         return None
     got = _TYPE_NAMES.get(type(value), type(value).__name__)
     got = got.replace("a ", "the ", 1).replace("an ", "the ", 1)
-    return f"expected {_TYPE_NAMES[expected]} (like its default {default!r}), got {got} {value!r}"
+    wanted = " or ".join(_TYPE_NAMES[e] for e in expected)
+    return f"expected {wanted} (like its default {default!r}), got {got} {value!r}"
+
+
+def _is_a(value: Any, expected: type) -> bool:
+    """Whether ``value`` is of the parameter type ``expected`` (a bool is no number; an int is a float)."""
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        return True
+    return isinstance(value, expected) and not (expected is not bool and isinstance(value, bool))

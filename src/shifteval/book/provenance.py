@@ -2,7 +2,7 @@
 
 The cache key of an executed chapter (:func:`cache_key`), the provenance admonition at the top of its
 page (:func:`provenance_box`) and the scrubbing of this machine's paths from what is published
-(:func:`scrub_local_paths`). Every name here is also importable from :mod:`shifteval.book.pipeline`.
+(:func:`scrub_local_paths`).
 """
 
 from __future__ import annotations
@@ -235,12 +235,29 @@ def scrub_local_paths(text: str, root: str | Path) -> str:
     return text
 
 
-def _strip_injected_internals(nb) -> None:
-    """Keep papermill's injected-parameters cell off the page, without lines naming pipeline internals.
+def strip_injected_internals(nb) -> None:
+    r"""Keep papermill's injected-parameters cell off the page, without lines naming pipeline internals.
 
     Readers see one parameters cell (the chapter's, with each parameter's meaning); this run's values are
     in the page's top notice and its *Run it yourself* table. The notebook offered for download keeps the
     cell (tagged ``remove-cell``).
+
+    Parameters
+    ----------
+    nb : nbformat.NotebookNode
+        An executed notebook, changed in place (papermill's input and output paths are dropped from its
+        metadata too).
+
+    Examples
+    --------
+    >>> import nbformat
+    >>> nb = nbformat.v4.new_notebook()
+    >>> cell = nbformat.v4.new_code_cell("n = 5\nresults_path = '/tmp/x'")
+    >>> cell.metadata["tags"] = ["injected-parameters"]
+    >>> nb.cells.append(cell)
+    >>> strip_injected_internals(nb)
+    >>> nb.cells[0].source, nb.cells[0].metadata["tags"]
+    ('n = 5', ['injected-parameters', 'remove-cell'])
     """
     for key in ("input_path", "output_path"):
         nb.metadata.get("papermill", {}).pop(key, None)
@@ -255,8 +272,27 @@ def _strip_injected_internals(nb) -> None:
             )
 
 
-def _after_title(nb) -> int:
-    """Index just after the first markdown cell (the chapter's title and introduction)."""
+def after_title(nb) -> int:
+    """Index just after the first markdown cell (the chapter's title and introduction).
+
+    Parameters
+    ----------
+    nb : nbformat.NotebookNode
+        A notebook.
+
+    Returns
+    -------
+    int
+        Where a note that opens the page goes (0 when the notebook has no markdown cell).
+
+    Examples
+    --------
+    >>> import nbformat
+    >>> nb = nbformat.v4.new_notebook()
+    >>> nb.cells = [nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_markdown_cell("# Title")]
+    >>> after_title(nb)
+    2
+    """
     return next((i + 1 for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), 0)
 
 

@@ -10,7 +10,9 @@ A chapter opens a :class:`Results` (``R = results.Results()``) and, as it goes,
   and the place against the paper's text;
 - glues every computed number that prose quotes: ``R.number(key, value, fmt)`` (used in markdown
   as ``{glue:md}`key```);
-- records headline numbers: ``R.record({...})``.
+- records headline numbers: ``R.record({...})``;
+- hands each figure and table to the book: ``R.figure(name, fig)`` and ``R.table(name, frame)`` glue
+  it for a ``{glue:figure}`` directive and record which library function drew it.
 
 The pipeline tells the kernel where the results go (environment variable ``SHIFTEVAL_RESULTS``)
 and whether claims are strict (``SHIFTEVAL_STRICT_CLAIMS=1``, set for the ``default`` parameter
@@ -28,11 +30,17 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..utils.io import atomic_write_json, to_json
 from .claims import Check
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+    from pandas.io.formats.style import Styler
 
 ENV_RESULTS = "SHIFTEVAL_RESULTS"
 ENV_STRICT = "SHIFTEVAL_STRICT_CLAIMS"
@@ -174,9 +182,25 @@ _ACTIVE: list = []  # the chapter's Results, so a figure traced after the last r
 def trace_figure(name: str, functions, kind: str = "figure", legibility: dict | None = None) -> dict:
     """Note that the figure or table glued as ``name`` was drawn by ``functions`` in the current cell.
 
-    Called by :func:`shifteval.viz.figure` (with the figure's :func:`~shifteval.viz.common.legibility`)
-    and :func:`shifteval.viz.table`; the trace goes into ``results.json`` (``figures``) and the page's
-    provenance box.
+    Called by :meth:`Results.figure` (with the figure's :func:`~shifteval.viz.common.legibility`) and
+    :meth:`Results.table`; the trace goes into ``results.json`` (``figures``) and the page's provenance box.
+
+    Parameters
+    ----------
+    name : str
+        The glue key of the figure or table.
+    functions : sequence of str or None
+        The library functions that drew it (:func:`shifteval.viz.common.traced` marks them).
+    kind : str
+        ``"figure"`` or ``"table"``.
+    legibility : dict, optional
+        The figure's measures at the book's content width.
+
+    Returns
+    -------
+    dict
+        The trace: ``kind``, ``functions``, the IPython ``cell`` that glued it and, for a figure,
+        ``legibility``.
     """
     cell = None
     try:
@@ -350,6 +374,85 @@ class Results:
             raise ValueError(f"results may not set the reserved key(s) {sorted(reserved)}")
         self.results.update(_normalise(results))
         self._write()
+
+    def figure(self, name: str, fig: Figure | None = None) -> None:
+        """Hand a figure to the book as a numbered, captioned figure (myst-nb ``glue``) and trace it.
+
+        The figure is stored in the cell's output under ``name`` (hidden there) and closed; a following
+        markdown cell places it with ``{glue:figure} name`` and its caption, which Sphinx numbers and makes
+        cross-referenceable (``{numref}`fig-<name>```). Without myst-nb the figure is simply shown.
+        ``results.json`` records which library function drew it (:func:`shifteval.viz.common.traced`),
+        the cell that glued it and its legibility at the book's width (:func:`shifteval.viz.common.legibility`).
+
+        Parameters
+        ----------
+        name : str
+            The glue key (the figure's label in the book).
+        fig : matplotlib.figure.Figure, optional
+            The figure; by default the current one.
+
+        Examples
+        --------
+        >>> from shifteval.viz import image_grid
+        >>> R = Results(path=None, strict=False)
+        >>> fig = image_grid(np.zeros((1, 1, 2, 2)))
+        >>> R.figure("doctest-grid", fig)
+        >>> plt.fignum_exists(fig.number)  # glued and closed
+        False
+        >>> R.as_dict()["figures"]["doctest-grid"]["functions"]
+        ['shifteval.viz.common.image_grid']
+        """
+        import matplotlib.pyplot as plt
+
+        from ..viz.common import drawn_by, legibility
+
+        fig = fig or plt.gcf()
+        trace_figure(name, drawn_by(fig), legibility=legibility(fig))
+        try:
+            from myst_nb import glue
+        except ImportError:  # pragma: no cover - myst-nb comes with jupyter-book
+            plt.show()
+            return
+        glue(name, fig, display=False)
+        plt.close(fig)
+
+    def table(self, name: str, frame: pd.DataFrame | Styler) -> None:
+        """Hand a table (a DataFrame or its ``Styler``) to the book as a numbered, captioned table.
+
+        Row and column labels are shown by their display names (:func:`shifteval.viz.names.readable_table`),
+        and an ``"estimate [lo, hi]"`` cell is kept on one line.
+
+        Like :meth:`figure`: the table is glued under ``name`` and not shown in place; a following markdown
+        cell places it with ``{glue:figure} name`` and ``:name: tbl-<name>``, which the book's Sphinx
+        extension numbers as a table (``{numref}`tbl-<name>```). Without myst-nb the table is displayed.
+
+        Parameters
+        ----------
+        name : str
+            The glue key (the table's label in the book).
+        frame : pandas.DataFrame or pandas.io.formats.style.Styler
+            The table.
+
+        Examples
+        --------
+        >>> R = Results(path=None, strict=False)
+        >>> R.table("doctest-table", pd.DataFrame({"a": [1, 2]}))
+        >>> R.as_dict()["figures"]["doctest-table"]["kind"]
+        'table'
+        """
+        from ..viz.common import drawn_by
+        from ..viz.names import readable_table
+
+        trace_figure(name, drawn_by(frame), kind="table")
+        frame = readable_table(frame)
+        try:
+            from myst_nb import glue
+        except ImportError:  # pragma: no cover - myst-nb comes with jupyter-book
+            from IPython.display import display
+
+            display(frame)
+            return
+        glue(name, frame, display=False)
 
     def as_dict(self) -> dict:
         """Everything recorded so far, as written to ``results.json``."""

@@ -7,12 +7,12 @@ pages opened from the file system (``file://`` is an opaque origin); so the same
 from a folder, a static web server or a USB stick. The files are copied to ``_static/mathjax`` after
 each HTML build. myst-parser fills in ``mathjax3_config`` (which HTML classes MathJax processes).
 
-Tables: a chapter glues a table (``shifteval.viz.table``) and places it with myst-nb's ``glue:figure``
-under a name starting with ``tbl-``; this extension turns that figure into a :class:`glued_table`, which
-Sphinx numbers and cross-references as a *table* ("Table 3", ``{numref}``). The caption stays below
-the table: HTML figures end with their caption. A table heading may break after an underscore
-(``<wbr>``), so a row named by an identifier (``timm mobilenetv3_small_050``) lets the table narrow to
-the text column; the name reads and copies as written.
+Tables: a chapter glues a table (:meth:`shifteval.book.results.Results.table`) and places it with
+myst-nb's ``glue:figure`` under a name starting with ``tbl-``; this extension turns that figure into a
+:class:`glued_table`, which Sphinx numbers and cross-references as a *table* ("Table 3", ``{numref}``).
+The caption stays below the table: HTML figures end with their caption. A table heading may break after
+an underscore (``<wbr>``), so a row named by an identifier (``timm mobilenetv3_small_050``) lets the
+table narrow to the text column; the name reads and copies as written.
 
 The extension also gives the theme a ``default_mode`` of ``auto`` (follow the reader's system setting)
 in ``html_context`` when ``_config.yml`` does not choose one: left empty, pydata-sphinx-theme logs a

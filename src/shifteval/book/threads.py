@@ -7,7 +7,7 @@ difference over epochs. Every chapter's kernel therefore runs with the same coun
 declares (:attr:`shifteval.book.project.Chapter.threads`: one, for the chapters that gain nothing from a
 second thread, which the book build then runs side by side). The count is part of a chapter's cache key
 and of its provenance. The zoo's models train on one thread each, in one process per core
-(:func:`shifteval.zoo.build_zoo`), whatever this count is. The kernel's memory allocator is set up here
+(:func:`shifteval.zoo.build.build_zoo`), whatever this count is. The kernel's memory allocator is set up here
 too (:func:`allocator_variables`).
 """
 

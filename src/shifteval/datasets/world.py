@@ -335,49 +335,11 @@ def build_world(config: WorldConfig | dict | None = None, progress: bool = False
     rng_split, rng_orig, rng_rep, rng_render = (np.random.default_rng(s) for s in ss.spawn(4))
     bases, base_labels = base_digits(16)
     groups = split_bases(base_labels, cfg.base_split, rng_split)
-
-    # The original benchmark: candidates from train and test bases, one annotation round, majority filter.
-    s_fn = lambda d: selection_frequency(d, cfg.s_easy, cfg.s_hard)  # noqa: E731
-    originals = []
-    for group, n_wanted, split in ((0, cfg.n_train, "train"), (1, cfg.n_v1, "v1")):
-        base_ids = np.flatnonzero(groups == group)
-        kept_total, frames = 0, []
-        while kept_total < n_wanted:  # draw candidate batches until enough pass the filter
-            m = 2 * (n_wanted - kept_total) + 50
-            ids = rng_orig.choice(base_ids, size=m)
-            d = rng_orig.beta(cfg.original_difficulty[0], cfg.original_difficulty[1], size=m)
-            votes = annotate(s_fn(d), cfg.annotators, rng_orig)
-            keep = votes.mean(axis=1) >= cfg.majority - 1e-12
-            frames.append(pd.DataFrame({"base_id": ids, "d": d, "kept": keep, "votes": list(votes)}))
-            kept_total += int(keep.sum())
-        cand = pd.concat(frames, ignore_index=True)
-        cand["split"] = split
-        originals.append(cand)
-    candidates = pd.concat(originals, ignore_index=True)
-    rows = []
-    for split, n_wanted in (("train", cfg.n_train), ("v1", cfg.n_v1)):
-        kept = candidates[(candidates.split == split) & candidates.kept]
-        rows.append(kept.iloc[:n_wanted])
-    chosen = pd.concat(rows, ignore_index=True)
-
-    # The replication pool: new renders of the pool bases, with its own difficulty distribution.
-    pool_bases = np.flatnonzero(groups == 2)
-    pool = pd.DataFrame({
-        "base_id": rng_rep.choice(pool_bases, size=cfg.n_pool),
-        "d": rng_rep.beta(cfg.replication_difficulty[0], cfg.replication_difficulty[1], size=cfg.n_pool),
-    })  # fmt: skip
-    pool["split"] = "pool"
-
-    examples = pd.concat(
-        [chosen[["base_id", "d", "split"]], pool[["base_id", "d", "split"]]], ignore_index=True
-    )
-    examples["label"] = base_labels[examples["base_id"].to_numpy()]
-    examples["s"] = s_fn(examples["d"].to_numpy())
+    candidates = _original_candidates(cfg, groups, rng_orig)
+    chosen = _kept_originals(cfg, candidates)
+    pool = _replication_pool(cfg, groups, rng_rep)
+    examples, votes_original = _examples(cfg, chosen, pool, base_labels)
     n = len(examples)
-    votes_original = np.zeros((n, cfg.annotators), dtype=np.uint8)
-    votes_original[: len(chosen)] = np.stack(chosen["votes"].to_numpy())
-    examples["s_hat_original"] = np.where(examples["split"] != "pool", votes_original.mean(axis=1), np.nan)
-
     images = render(bases[examples["base_id"].to_numpy()], examples["d"].to_numpy(), rng_render)
     no_round_yet = cast(Replication, None)  # the first replication round needs the world; set below
     world = World(
@@ -397,3 +359,66 @@ def build_world(config: WorldConfig | dict | None = None, progress: bool = False
     examples["s_hat"] = s_hat
     world.candidates_original = candidates.drop(columns="votes")
     return world
+
+
+def _original_candidates(cfg: WorldConfig, groups: np.ndarray, rng: np.random.Generator) -> pd.DataFrame:
+    """The original benchmark's candidates: from train and test bases, one annotation round, majority filter.
+
+    Candidate batches are drawn until ``n_train`` (``n_v1``) candidates of the train (test) bases pass the
+    filter; one row per candidate with its base, difficulty, votes, whether it is kept and its split.
+    """
+    originals = []
+    for group, n_wanted, split in ((0, cfg.n_train, "train"), (1, cfg.n_v1, "v1")):
+        base_ids = np.flatnonzero(groups == group)
+        kept_total, frames = 0, []
+        while kept_total < n_wanted:  # draw candidate batches until enough pass the filter
+            m = 2 * (n_wanted - kept_total) + 50
+            ids = rng.choice(base_ids, size=m)
+            d = rng.beta(cfg.original_difficulty[0], cfg.original_difficulty[1], size=m)
+            votes = annotate(selection_frequency(d, cfg.s_easy, cfg.s_hard), cfg.annotators, rng)
+            keep = votes.mean(axis=1) >= cfg.majority - 1e-12
+            frames.append(pd.DataFrame({"base_id": ids, "d": d, "kept": keep, "votes": list(votes)}))
+            kept_total += int(keep.sum())
+        cand = pd.concat(frames, ignore_index=True)
+        cand["split"] = split
+        originals.append(cand)
+    return pd.concat(originals, ignore_index=True)
+
+
+def _kept_originals(cfg: WorldConfig, candidates: pd.DataFrame) -> pd.DataFrame:
+    """The training set and v1: the first ``n_train`` and ``n_v1`` kept candidates of their splits."""
+    rows = []
+    for split, n_wanted in (("train", cfg.n_train), ("v1", cfg.n_v1)):
+        kept = candidates[(candidates.split == split) & candidates.kept]
+        rows.append(kept.iloc[:n_wanted])
+    return pd.concat(rows, ignore_index=True)
+
+
+def _replication_pool(cfg: WorldConfig, groups: np.ndarray, rng: np.random.Generator) -> pd.DataFrame:
+    """The replication pool: new renders of the pool bases, with its own difficulty distribution."""
+    pool_bases = np.flatnonzero(groups == 2)
+    pool = pd.DataFrame({
+        "base_id": rng.choice(pool_bases, size=cfg.n_pool),
+        "d": rng.beta(cfg.replication_difficulty[0], cfg.replication_difficulty[1], size=cfg.n_pool),
+    })  # fmt: skip
+    pool["split"] = "pool"
+    return pool
+
+
+def _examples(
+    cfg: WorldConfig, chosen: pd.DataFrame, pool: pd.DataFrame, base_labels: np.ndarray
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Every example of the world (training set, v1, then the pool) and the original round's votes.
+
+    One row per example: base, difficulty, split, label, true frequency ``s`` and the original round's
+    observed frequency (NaN for the pool, which that round did not annotate; its votes are zeros).
+    """
+    examples = pd.concat(
+        [chosen[["base_id", "d", "split"]], pool[["base_id", "d", "split"]]], ignore_index=True
+    )
+    examples["label"] = base_labels[examples["base_id"].to_numpy()]
+    examples["s"] = selection_frequency(examples["d"].to_numpy(), cfg.s_easy, cfg.s_hard)
+    votes_original = np.zeros((len(examples), cfg.annotators), dtype=np.uint8)
+    votes_original[: len(chosen)] = np.stack(chosen["votes"].to_numpy())
+    examples["s_hat_original"] = np.where(examples["split"] != "pool", votes_original.mean(axis=1), np.nan)
+    return examples, votes_original

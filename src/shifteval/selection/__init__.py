@@ -3,7 +3,8 @@
 - :mod:`.estimators` — the gap decomposition (Eq. 2) and the naive (Eq. 4), jackknife (§5.2, App. E) and
   parametric (§5.3) selection-adjusted accuracies;
 - :mod:`.parametric` — the parametric estimator's model: the beta-binomial mixture and the accuracy
-  spline of Eq. (7) (App. F);
+  spline of Eq. (7) (App. F), fitted as a whole (and refitted by the bootstrap) by
+  :class:`ParametricEstimator`;
 - :mod:`.bootstrap` — App. F.1's bootstrap of the parametric estimator and a bootstrap of the jackknife;
 - :mod:`.toy` — the toy model of statistic matching with noisy frequencies (§2, Eq. 1, App. C);
 - :mod:`.study` — the chapter's experiments on the replication world (App. D, F.3 sweeps).
@@ -28,6 +29,8 @@ from .estimators import (
 from .parametric import (
     AccuracySpline,
     BetaBinomialMixture,
+    ParametricEstimator,
+    VoteLevels,
     beta_basis_expectations,
     fit_accuracy_spline,
     fit_betabinomial_mixture,
@@ -74,6 +77,7 @@ __all__ = [
     "naive_by_annotators",
     "naive_error_curve",
     "parametric_adjusted_accuracy",
+    "ParametricEstimator",
     "parametric_sweeps",
     "per_set",
     "posterior_frequencies",
@@ -85,4 +89,5 @@ __all__ = [
     "toy_v2_density",
     "true_adjusted_accuracy",
     "vote_levels",
+    "VoteLevels",
 ]

@@ -3,7 +3,8 @@
 - :func:`bootstrap_parametric`: the paper's bootstrap of the parametric estimate over images (App. F.1);
 - :func:`bootstrap_jackknife`: a bootstrap of the jackknife estimate over images *and* votes.
 
-Both call the estimators of :mod:`shifteval.selection.estimators`.
+The first refits a :class:`~shifteval.selection.parametric.ParametricEstimator` on each resample; the
+second calls the jackknife of :mod:`shifteval.selection.estimators`.
 """
 
 from __future__ import annotations
@@ -14,33 +15,26 @@ from scipy import stats
 from tqdm import tqdm
 
 from ..utils import validation
-from .parametric import (
-    BetaBinomialMixture,
-    _design,
-    _fit_levels,
-    _fit_splines,
-    fit_betabinomial_mixture,
-    n_shares,
-    per_set,
-    vote_levels,
-)
+from ..utils.validation import check_vote_matrix
+from .estimators import jackknife_adjusted_accuracy
+from .parametric import BetaBinomialMixture, ParametricEstimator, fit_betabinomial_mixture, vote_levels
 
 
 def posterior_frequencies(
-    mixture: BetaBinomialMixture, counts: ArrayLike, n: int | ArrayLike, rng: np.random.Generator
+    mixture: BetaBinomialMixture, counts: ArrayLike, annotators: int | ArrayLike, rng: np.random.Generator
 ) -> np.ndarray:
     """Draw each item's true selection frequency from its posterior under a fitted mixture.
 
-    With prior ``Σ_j γ_j Beta(α_j, β_j)`` and ``k`` "yes" votes out of ``n``, the posterior is the mixture
-    of ``Beta(α_j + k, β_j + n − k)`` with weights ``∝ γ_j BetaBinom(k; n, α_j, β_j)``.
+    With prior ``Σ_j γ_j Beta(α_j, β_j)`` and ``k`` "yes" votes out of ``n`` annotators, the posterior is
+    the mixture of ``Beta(α_j + k, β_j + n − k)`` with weights ``∝ γ_j BetaBinom(k; n, α_j, β_j)``.
 
     Parameters
     ----------
     mixture : BetaBinomialMixture
     counts : array_like of int
         "Yes" votes per item.
-    n : int or array_like of int
-        Votes per item: one number, or one per item.
+    annotators : int or array_like of int
+        Annotators per item: one number, or one per item.
     rng : numpy.random.Generator
 
     Returns
@@ -59,15 +53,15 @@ def posterior_frequencies(
     """
     k = np.asarray(counts, dtype=np.int64)
     # the responsibilities depend on (k, n) alone: one column per distinct pair, not one per item
-    levels, n_levels, _, index = vote_levels(k, np.asarray(n, dtype=np.int64))
+    pairs = vote_levels(k, np.asarray(annotators, dtype=np.int64))
     logp = np.stack([
-        np.log(w) + stats.betabinom.logpmf(levels, n_levels, a, b)
+        np.log(w) + stats.betabinom.logpmf(pairs.levels, pairs.annotators, a, b)
         for w, a, b in zip(mixture.weights, mixture.alphas, mixture.betas, strict=True)
     ])  # fmt: skip
     resp = np.exp(logp - logp.max(axis=0))
-    resp = (resp / resp.sum(axis=0))[:, index]
+    resp = (resp / resp.sum(axis=0))[:, pairs.item_level]
     comp = np.minimum((rng.random(len(k))[None, :] > np.cumsum(resp, axis=0)).sum(axis=0), len(resp) - 1)
-    return rng.beta(mixture.alphas[comp] + k, mixture.betas[comp] + n - k)
+    return rng.beta(mixture.alphas[comp] + k, mixture.betas[comp] + annotators - k)
 
 
 def normal_interval(estimate: ArrayLike, se: ArrayLike, ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
@@ -162,26 +156,26 @@ def bootstrap_jackknife(
     >>> boot["samples"].shape, bool(boot["se"][0] > 0), bool(boot["low"][0] < boot["estimate"][0] < boot["high"][0])
     ((20, 1), True, True)
     """
-    from .estimators import _check_correct, _check_votes, jackknife_adjusted_accuracy
-
-    v1, v2 = _check_votes(votes_v1, "votes_v1"), _check_votes(votes_v2, "votes_v2")
+    v1, v2 = check_vote_matrix(votes_v1, "votes_v1"), check_vote_matrix(votes_v2, "votes_v2")
     if v1.shape[1] != v2.shape[1]:
         raise ValueError(f"votes_v1 has {v1.shape[1]} annotators but votes_v2 has {v2.shape[1]}")
-    f = _check_correct(correct_v2, len(v2), "correct_v2")
+    f = validation.correctness(correct_v2, len(v2), "correct_v2", "v2 image")
     n_boot = validation.positive_int(n_boot, "n_boot", minimum=2)
     ci = validation.fraction(ci, "ci")
     estimate = jackknife_adjusted_accuracy(v1, v2, f).corrected  # also checks two votes per image
     rng = np.random.default_rng(seed)
     seen1, seen2 = ~np.isnan(v1), ~np.isnan(v2)
-    n1, n2 = seen1.sum(1), seen2.sum(1)
+    annotators_v1, annotators_v2 = seen1.sum(1), seen2.sum(1)
     c1, c2 = np.nansum(v1, 1).astype(np.int64), np.nansum(v2, 1).astype(np.int64)
-    p1, p2 = (fit_betabinomial_mixture(c, n, k=k, seed=rng) for c, n in ((c1, n1), (c2, n2)))
+    p1, p2 = (
+        fit_betabinomial_mixture(c, a, k=k, seed=rng) for c, a in ((c1, annotators_v1), (c2, annotators_v2))
+    )
     draws = np.empty((n_boot, len(f)))
     for b in tqdm(range(n_boot), desc="bootstrap (jackknife)", unit="sample", disable=not progress):
         i1, i2 = rng.integers(0, len(c1), len(c1)), rng.integers(0, len(c2), len(c2))
         fresh = []
-        for p, c, n, seen, i in ((p1, c1, n1, seen1, i1), (p2, c2, n2, seen2, i2)):
-            s = posterior_frequencies(p, c[i], n[i], rng)
+        for p, c, a, seen, i in ((p1, c1, annotators_v1, seen1, i1), (p2, c2, annotators_v2, seen2, i2)):
+            s = posterior_frequencies(p, c[i], a[i], rng)
             fresh.append(np.where(seen[i], rng.random(seen[i].shape) < s[:, None], np.nan))
         draws[b] = jackknife_adjusted_accuracy(fresh[0], fresh[1], f[:, i2]).corrected
     se = draws.std(axis=0, ddof=1)
@@ -193,7 +187,7 @@ def bootstrap_parametric(
     counts_v1: ArrayLike,
     counts_v2: ArrayLike,
     correct_v2: ArrayLike,
-    n_annotators: int | ArrayLike | tuple,
+    annotators: int | ArrayLike | tuple,
     n_boot: int = 450,
     ci: float = 0.95,
     seed: int | np.random.Generator = 0,
@@ -204,10 +198,12 @@ def bootstrap_parametric(
     """Bootstrap of the parametric estimate, resampling images (Engstrom et al. 2020, App. F.1).
 
     v1 and v2 images are resampled with replacement independently (a v2 image keeps its counts, its
-    number of votes and every model's correctness); the paper used 450 samples (App. F.1). Each sample
-    refits both mixtures and every spline (with the resampled share of each vote number, see
-    :func:`shifteval.selection.parametric.n_shares`). The mixtures start from the full-sample fit (EM to
-    convergence, then the same quasi-Newton polish), not from fresh random starts: the resampled
+    number of annotators and every model's correctness); the paper used 450 samples (App. F.1). Each
+    sample refits the full-sample :class:`~shifteval.selection.parametric.ParametricEstimator` on the
+    resampled images (:meth:`~shifteval.selection.parametric.ParametricEstimator.refit`): both mixtures
+    and every spline, with the resampled share of each number of annotators (see
+    :func:`shifteval.selection.parametric.annotator_shares`). The mixtures start from the full-sample fit
+    (EM to convergence, then the same quasi-Newton polish), not from fresh random starts: the resampled
     likelihood's maximum is near the full-sample one, and this makes a sample several times cheaper
     (``benchmarks/bench_selection_bootstrap.py``).
 
@@ -217,8 +213,9 @@ def bootstrap_parametric(
 
     Parameters
     ----------
-    counts_v1, counts_v2, correct_v2, n_annotators, k, n_basis
-        As for :func:`parametric_adjusted_accuracy` (per-image vote numbers on either set allowed).
+    counts_v1, counts_v2, correct_v2, annotators, k, n_basis
+        As for :func:`parametric_adjusted_accuracy` (per-image numbers of annotators on either set
+        allowed).
     n_boot : int
         Bootstrap samples.
     ci : float
@@ -240,38 +237,27 @@ def bootstrap_parametric(
     --------
     >>> rng = np.random.default_rng(3)
     >>> s1, s2 = rng.beta(5, 2, 2000), rng.beta(4, 2, 2000)
-    >>> n1, n2 = rng.integers(8, 12, 2000), rng.integers(8, 12, 2000)
-    >>> c1, c2, correct = rng.binomial(n1, s1), rng.binomial(n2, s2), rng.random(2000) < s2
-    >>> boot = bootstrap_parametric(c1, c2, correct, (n1, n2), n_boot=20, k=2)
+    >>> annotators_v1, annotators_v2 = rng.integers(8, 12, 2000), rng.integers(8, 12, 2000)
+    >>> c1, c2 = rng.binomial(annotators_v1, s1), rng.binomial(annotators_v2, s2)
+    >>> correct = rng.random(2000) < s2
+    >>> boot = bootstrap_parametric(c1, c2, correct, (annotators_v1, annotators_v2), n_boot=20, k=2)
     >>> boot["samples"].shape, bool(boot["low"][0] < boot["estimate"][0] < boot["high"][0])
     ((20, 1), True)
     """
-    from .estimators import _check_correct, _check_counts, parametric_adjusted_accuracy
-
-    n1, n2 = per_set(n_annotators)
-    c1, n1 = _check_counts(counts_v1, n1, "counts_v1")
-    c2, n2 = _check_counts(counts_v2, n2, "counts_v2")
-    f = _check_correct(correct_v2, len(c2), "correct_v2")
     n_boot = validation.positive_int(n_boot, "n_boot", minimum=2)
     ci = validation.fraction(ci, "ci")
     # the full-sample fit as parametric_adjusted_accuracy makes it with the same seed: the interval is
     # built around the estimate that function returns
-    est, fitted = parametric_adjusted_accuracy(c1, c2, f, (n1, n2), k=k, n_basis=n_basis, seed=seed)
+    estimator = ParametricEstimator(k=k, n_basis=n_basis, seed=seed)
+    fitted = estimator.fit(counts_v1, counts_v2, correct_v2, annotators)
+    est = fitted.estimates_
     rng = np.random.default_rng(seed)
-    lv1, nv1, _, idx1 = vote_levels(c1, n1)
-    lv2, nv2, _, idx2 = vote_levels(c2, n2)
-    draws = np.empty((n_boot, len(f)))
+    images_v1, images_v2 = len(fitted.levels_v1_.item_level), len(fitted.levels_v2_.item_level)
+    draws = np.empty((n_boot, len(est)))
     for b in tqdm(range(n_boot), desc="bootstrap", unit="sample", disable=not progress):
-        i1 = rng.integers(0, len(c1), len(c1))
-        i2 = rng.integers(0, len(c2), len(c2))
-        h1 = np.bincount(idx1[i1], minlength=len(lv1)).astype(float)
-        h2 = np.bincount(idx2[i2], minlength=len(lv2)).astype(float)
-        p1 = _fit_levels(lv1, nv1, h1, k, rng, 0, 1e-6, 100, fitted["p1"], n1)
-        p2 = _fit_levels(lv2, nv2, h2, k, rng, 0, 1e-6, 100, fitted["p2"], n2)
-        design = _design(lv2, nv2, p2, n_basis, None if np.ndim(n2) == 0 else n_shares(nv2, h2))
-        splines = _fit_splines(design, idx2[i2], len(lv2), f[:, i2])
-        e1 = p1.basis_expectations(n_basis)
-        draws[b] = [float(e1 @ g.coef) for g in splines]
+        rows_v1 = rng.integers(0, images_v1, images_v1)
+        rows_v2 = rng.integers(0, images_v2, images_v2)
+        draws[b] = fitted.refit(rows_v1, rows_v2).estimates_
     se = draws.std(axis=0, ddof=1)
     low, high = normal_interval(est, se, ci)
     plow, phigh = np.quantile(draws, [(1 - ci) / 2, (1 + ci) / 2], axis=0)

@@ -8,13 +8,14 @@ Dataset Replication*:
 - §5.2 and App. E: the leave-one-annotator-out jackknife (:func:`jackknife_adjusted_accuracy`);
 - §5.3 and App. F: the parametric estimator (:func:`parametric_adjusted_accuracy`); its model —
   the beta-binomial mixture and the accuracy spline (:func:`fit_betabinomial_mixture`,
-  :func:`fit_accuracy_spline`) — lives in :mod:`shifteval.selection.parametric`;
+  :func:`fit_accuracy_spline`), fitted as a whole by :class:`ParametricEstimator` — lives in
+  :mod:`shifteval.selection.parametric`;
 - App. F.1: its bootstrap over images (:func:`bootstrap_parametric`), and a bootstrap of the jackknife
   over images and votes (:func:`bootstrap_jackknife`), both in :mod:`shifteval.selection.bootstrap`.
 
 Votes are arrays of shape (images, annotators) with entries 0/1 (NaN where an annotator did not vote
-on an image); counts are the number of "yes" votes per image out of ``n`` annotators, where ``n`` is
-one number or one per image (for two sets, a tuple ``(n_v1, n_v2)``).
+on an image); counts are the number of "yes" votes per image out of ``annotators`` votes, where
+``annotators`` is one number or one per image (for two sets, a tuple ``(annotators_v1, annotators_v2)``).
 """
 
 from __future__ import annotations
@@ -25,42 +26,22 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..utils import validation
-from .parametric import fit_accuracy_spline, fit_betabinomial_mixture, per_set
-
-# --- validation ----------------------------------------------------------------------------------
-
-
-def _check_counts(counts, n_annotators, name="counts"):
-    return validation.vote_counts(counts, n_annotators, name)
-
-
-def _check_votes(votes, name):
-    """0/1 votes, shape (images, annotators); NaN marks an annotator who did not vote on an image."""
-    votes = np.asarray(votes, dtype=float)
-    if votes.ndim != 2 or votes.shape[0] == 0 or votes.shape[1] < 1:
-        raise ValueError(f"{name} must be a (images, annotators) array of 0/1 votes, got shape {votes.shape}")
-    if not np.isin(votes[~np.isnan(votes)], (0, 1)).all():
-        raise ValueError(f"{name} must contain only 0/1 votes (NaN where an annotator did not vote)")
-    return votes
-
-
-def _check_correct(correct, n_images, name="correct"):
-    return validation.correctness(correct, n_images, name, "v2 image")
-
+from ..utils.validation import check_vote_matrix
+from .parametric import ParametricEstimator, per_set
 
 # --- naive estimator and jackknife (§5.1, §5.2) --------------------------------------------------
 
 
 def naive_adjusted_accuracy(
-    counts_v1: ArrayLike, counts_v2: ArrayLike, correct_v2: ArrayLike, n_annotators: int | ArrayLike | tuple
+    counts_v1: ArrayLike, counts_v2: ArrayLike, correct_v2: ArrayLike, annotators: int | ArrayLike | tuple
 ) -> float | np.ndarray:
     """Naive selection-adjusted v2 accuracy (Engstrom et al. 2020, Eq. (4)).
 
     ``Σ_ŝ E[f(x₂) | ŝ(x₂) = ŝ] · p₁(ŝ)``: v2 accuracy per observed-frequency level, weighted by v1's
     distribution of observed frequencies. Levels that no v2 image takes carry no information about v2
     accuracy; their v1 weight is dropped and the remaining weights renormalised (the released code does
-    not renormalise). With per-image vote numbers, a level is an observed frequency ``k/n`` (2/4 and
-    1/2 are one level).
+    not renormalise). With per-image numbers of annotators, a level is an observed frequency ``k/n``
+    (2/4 and 1/2 are one level).
 
     Parameters
     ----------
@@ -68,8 +49,8 @@ def naive_adjusted_accuracy(
         "Yes" votes per image.
     correct_v2 : array_like of bool, shape (n_v2,) or (models, n_v2)
         Whether each model classifies each v2 image correctly.
-    n_annotators : int, array_like, or tuple (n_v1, n_v2)
-        Votes per image: one number for both sets, or one value per set (a number or one per image).
+    annotators : int, array_like, or tuple (annotators_v1, annotators_v2)
+        Annotators per image: one number for both sets, or one value per set (a number or one per image).
 
     Returns
     -------
@@ -85,15 +66,15 @@ def naive_adjusted_accuracy(
     >>> naive_adjusted_accuracy([2, 4, 0, 0], [2, 0, 0, 0], [1, 0, 0, 0], ([2, 4, 2, 2], 2))
     0.5
     """
-    n1, n2 = per_set(n_annotators)
-    c1, n1 = _check_counts(counts_v1, n1, "counts_v1")
-    c2, n2 = _check_counts(counts_v2, n2, "counts_v2")
+    annotators_v1, annotators_v2 = per_set(annotators)
+    c1, annotators_v1 = validation.check_votes(counts_v1, annotators_v1, "counts_v1")
+    c2, annotators_v2 = validation.check_votes(counts_v2, annotators_v2, "counts_v2")
     single = np.ndim(correct_v2) == 1
-    f = _check_correct(correct_v2, len(c2), "correct_v2")
-    if np.ndim(n1) == 0 and np.ndim(n2) == 0 and n1 == n2:
-        l1, l2, levels = c1, c2, n1 + 1
+    f = validation.correctness(correct_v2, len(c2), "correct_v2", "v2 image")
+    if np.ndim(annotators_v1) == 0 and np.ndim(annotators_v2) == 0 and annotators_v1 == annotators_v2:
+        l1, l2, levels = c1, c2, annotators_v1 + 1
     else:  # a level is an observed frequency k/n, whatever the n
-        freq = np.round(np.concatenate([c1 / n1, c2 / n2]), 12)
+        freq = np.round(np.concatenate([c1 / annotators_v1, c2 / annotators_v2]), 12)
         _, inverse = np.unique(freq, return_inverse=True)
         l1, l2, levels = inverse[: len(c1)], inverse[len(c1) :], int(inverse.max()) + 1
     p1 = np.bincount(l1, minlength=levels) / len(l1)
@@ -106,9 +87,9 @@ def naive_adjusted_accuracy(
 
 
 def naive_by_annotators(
-    votes_v1: ArrayLike, votes_v2: ArrayLike, correct_v2: ArrayLike, sizes: ArrayLike
+    votes_v1: ArrayLike, votes_v2: ArrayLike, correct_v2: ArrayLike, annotator_counts: ArrayLike
 ) -> np.ndarray:
-    """The naive estimator using only the first ``m`` annotators, for each ``m`` in ``sizes``.
+    """The naive estimator using only the first ``m`` annotators, for each ``m`` in ``annotator_counts``.
 
     Engstrom et al. (2020), Figure 5 and App. E (Figure 12): the estimate against 1/m shows the bias
     shrinking as annotators are added. Needs complete vote arrays (no missing votes).
@@ -118,12 +99,12 @@ def naive_by_annotators(
     votes_v1, votes_v2 : array_like, shape (images, annotators)
         0/1 votes.
     correct_v2 : array_like of bool, shape (n_v2,) or (models, n_v2)
-    sizes : iterable of int
-        Annotator counts ``m``.
+    annotator_counts : iterable of int
+        Numbers of annotators ``m``.
 
     Returns
     -------
-    ndarray, shape (len(sizes),) or (len(sizes), models)
+    ndarray, shape (len(annotator_counts),) or (len(annotator_counts), models)
 
     Examples
     --------
@@ -131,11 +112,11 @@ def naive_by_annotators(
     >>> naive_by_annotators(v1, v2, [[1, 0]], [1, 2]).tolist()
     [[0.5], [0.0]]
     """
-    v1, v2 = _check_votes(votes_v1, "votes_v1"), _check_votes(votes_v2, "votes_v2")
+    v1, v2 = check_vote_matrix(votes_v1, "votes_v1"), check_vote_matrix(votes_v2, "votes_v2")
     if np.isnan(v1).any() or np.isnan(v2).any():
         raise ValueError("naive_by_annotators needs complete votes (no NaN)")
     out = []
-    for m in np.asarray(sizes, dtype=np.int64).tolist():
+    for m in np.asarray(annotator_counts, dtype=np.int64).tolist():
         if not 1 <= m <= min(v1.shape[1], v2.shape[1]):
             raise ValueError(f"annotator count {m} outside 1..{min(v1.shape[1], v2.shape[1])}")
         out.append(naive_adjusted_accuracy(v1[:, :m].sum(1), v2[:, :m].sum(1), correct_v2, m))
@@ -185,27 +166,27 @@ def jackknife_adjusted_accuracy(
     >>> jack.corrected.shape, bool(np.allclose(jack.corrected, jack.naive - jack.bias))
     ((1,), True)
     """
-    v1, v2 = _check_votes(votes_v1, "votes_v1"), _check_votes(votes_v2, "votes_v2")
+    v1, v2 = check_vote_matrix(votes_v1, "votes_v1"), check_vote_matrix(votes_v2, "votes_v2")
     if v1.shape[1] != v2.shape[1]:
         raise ValueError(f"votes_v1 has {v1.shape[1]} annotators but votes_v2 has {v2.shape[1]}")
-    n = v1.shape[1]
+    n = v1.shape[1]  # annotators: the n of §5.2
     if n < 2:
         raise ValueError("the jackknife needs at least 2 annotators per image")
-    f = _check_correct(correct_v2, len(v2), "correct_v2")
+    f = validation.correctness(correct_v2, len(v2), "correct_v2", "v2 image")
     if not (np.isnan(v1).any() or np.isnan(v2).any()):
         c1, c2 = v1.sum(1), v2.sum(1)
         full = naive_adjusted_accuracy(c1, c2, f, n)
         loo = np.stack([naive_adjusted_accuracy(c1 - v1[:, i], c2 - v2[:, i], f, n - 1) for i in range(n)])
-    else:  # per-image vote numbers
+    else:  # per-image numbers of annotators
         seen1, seen2 = ~np.isnan(v1), ~np.isnan(v2)
-        n1, n2 = seen1.sum(1), seen2.sum(1)
-        if min(n1.min(), n2.min()) < 2:
+        annotators_v1, annotators_v2 = seen1.sum(1), seen2.sum(1)
+        if min(annotators_v1.min(), annotators_v2.min()) < 2:
             raise ValueError("the jackknife needs at least 2 votes on every image")
         c1, c2 = np.nansum(v1, 1), np.nansum(v2, 1)
-        full = naive_adjusted_accuracy(c1, c2, f, (n1, n2))
+        full = naive_adjusted_accuracy(c1, c2, f, (annotators_v1, annotators_v2))
         loo = np.stack([
             naive_adjusted_accuracy(c1 - np.nan_to_num(v1[:, i]), c2 - np.nan_to_num(v2[:, i]), f,
-                                    (n1 - seen1[:, i], n2 - seen2[:, i]))
+                                    (annotators_v1 - seen1[:, i], annotators_v2 - seen2[:, i]))
             for i in range(n)
         ])  # fmt: skip
     mean = loo.mean(axis=0)
@@ -221,24 +202,25 @@ def parametric_adjusted_accuracy(
     counts_v1: ArrayLike,
     counts_v2: ArrayLike,
     correct_v2: ArrayLike,
-    n_annotators: int | ArrayLike | tuple,
+    annotators: int | ArrayLike | tuple,
     k: int = 3,
     n_basis: int = 8,
     seed: int | np.random.Generator = 0,
-) -> tuple[np.ndarray, dict]:
+) -> tuple[np.ndarray, ParametricEstimator]:
     """Selection-adjusted v2 accuracy by the parametric model (Engstrom et al. 2020, §5.3, Eq. (6)).
 
     Fits beta-binomial mixtures p₁ and p₂ to the v1 and v2 counts, a spline g per model, and
-    integrates ``∫ g(s) p₁(s) ds`` exactly.
+    integrates ``∫ g(s) p₁(s) ds`` exactly: ``ParametricEstimator(k, n_basis, seed).fit(...)``
+    (:class:`~shifteval.selection.parametric.ParametricEstimator`).
 
     Parameters
     ----------
     counts_v1, counts_v2 : array_like of int
         "Yes" votes per image of each set.
     correct_v2 : array_like of bool, shape (n_v2,) or (models, n_v2)
-    n_annotators : int, array_like, or tuple (n_v1, n_v2)
-        Votes per image: one number for both sets, or a tuple of one value per set (each a number or
-        one entry per image).
+    annotators : int, array_like, or tuple (annotators_v1, annotators_v2)
+        Annotators per image: one number for both sets, or a tuple of one value per set (each a number
+        or one entry per image).
     k, n_basis : int
         Mixture components and spline basis functions.
     seed : int or numpy.random.Generator
@@ -247,7 +229,9 @@ def parametric_adjusted_accuracy(
     Returns
     -------
     estimates : ndarray, one per model
-    fitted : dict with ``p1``, ``p2`` (BetaBinomialMixture) and ``g`` (list of AccuracySpline)
+    fitted : ParametricEstimator
+        The fit: ``mixture_v1_``, ``mixture_v2_`` (BetaBinomialMixture, p₁ and p₂) and ``splines_`` (list
+        of AccuracySpline, g per model); :meth:`~ParametricEstimator.refit` refits it on resampled images.
 
     Examples
     --------
@@ -260,13 +244,9 @@ def parametric_adjusted_accuracy(
     >>> bool(abs(est[0] - correct.mean()) < 0.02)
     True
     """
-    n1, n2 = per_set(n_annotators)
-    c1, n1 = _check_counts(counts_v1, n1, "counts_v1")
-    c2, n2 = _check_counts(counts_v2, n2, "counts_v2")
-    p1 = fit_betabinomial_mixture(c1, n1, k=k, seed=seed)
-    p2 = fit_betabinomial_mixture(c2, n2, k=k, seed=seed)
-    g = fit_accuracy_spline(c2, correct_v2, n2, p2, n_basis=n_basis)
-    return np.array([gi.integrate(p1) for gi in g]), {"p1": p1, "p2": p2, "g": g}
+    estimator = ParametricEstimator(k=k, n_basis=n_basis, seed=seed)
+    fitted = estimator.fit(counts_v1, counts_v2, correct_v2, annotators)
+    return fitted.estimates_, fitted
 
 
 # --- the accuracy-gap decomposition and the simulated ground truth -------------------------------
@@ -338,12 +318,12 @@ def true_adjusted_accuracy(
     [0.75]
     """
     s_v1, s_v2 = np.asarray(s_v1, float), np.asarray(s_v2, float)
-    f = _check_correct(correct_v2, len(s_v2), "correct_v2")
+    f = validation.correctness(correct_v2, len(s_v2), "correct_v2", "v2 image")
     edges = np.linspace(0, 1, bins + 1)
     b1 = np.clip(np.digitize(s_v1, edges) - 1, 0, bins - 1)
     b2 = np.clip(np.digitize(s_v2, edges) - 1, 0, bins - 1)
     p1 = np.bincount(b1, minlength=bins) / len(b1)
-    n2 = np.bincount(b2, minlength=bins)
-    seen = n2 > 0
-    cond = np.stack([np.bincount(b2, weights=row, minlength=bins)[seen] / n2[seen] for row in f])
+    images_v2 = np.bincount(b2, minlength=bins)
+    seen = images_v2 > 0
+    cond = np.stack([np.bincount(b2, weights=row, minlength=bins)[seen] / images_v2[seen] for row in f])
     return cond @ (p1[seen] / p1[seen].sum())

@@ -8,14 +8,16 @@
 
 Every integral against a beta density is exact: a cubic B-spline is a cubic polynomial between knots,
 and ``∫ sʲ Beta(s; α, β) ds`` over an interval is a difference of regularized incomplete beta
-functions. Each item may have its own number of votes: ``n_annotators`` is one number or an array with
-one entry per item (for two sets, a tuple of two such values).
+functions. Each item may have its own number of annotators: ``annotators`` is one number or an array
+with one entry per item (for two sets, a tuple of two such values). :class:`ParametricEstimator` holds
+a fit of the whole model; the bootstrap refits it on resampled images.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -29,23 +31,24 @@ _DEGREE = 3  # cubic splines
 _MASS_TOL = 1e-8  # how far the basis expectations under a beta density may sum from 1
 
 
-def per_set(n_annotators: int | ArrayLike | tuple) -> tuple:
-    """Split ``n_annotators`` into (v1, v2) values: one value for both, or a tuple ``(n_v1, n_v2)``.
+def per_set(annotators: int | ArrayLike | tuple) -> tuple:
+    """Split ``annotators`` into (v1, v2) values: one value for both, or a tuple ``(annotators_v1, annotators_v2)``.
 
     Parameters
     ----------
-    n_annotators : int, array_like or tuple
-        Votes per image: one number or per-image array for both sets, or a pair ``(n_v1, n_v2)``.
+    annotators : int, array_like or tuple
+        Annotators per image: one number or per-image array for both sets, or a pair
+        ``(annotators_v1, annotators_v2)``.
 
     Returns
     -------
     tuple
-        ``(n_v1, n_v2)``.
+        ``(annotators_v1, annotators_v2)``.
 
     Raises
     ------
     ValueError
-        If ``n_annotators`` is a tuple of other than two entries.
+        If ``annotators`` is a tuple of other than two entries.
 
     Examples
     --------
@@ -54,53 +57,88 @@ def per_set(n_annotators: int | ArrayLike | tuple) -> tuple:
     >>> per_set(([10, 12], [11]))
     ([10, 12], [11])
     """
-    if isinstance(n_annotators, tuple):
-        if len(n_annotators) != 2:
-            raise ValueError(f"n_annotators as a tuple must be (n_v1, n_v2), got {len(n_annotators)} entries")
-        return n_annotators
-    return n_annotators, n_annotators
+    if isinstance(annotators, tuple):
+        if len(annotators) != 2:
+            raise ValueError(
+                f"annotators as a tuple must be (annotators_v1, annotators_v2), got {len(annotators)} entries"
+            )
+        return annotators
+    return annotators, annotators
 
 
-def vote_levels(counts: NDArray[np.int64], n: int | NDArray[np.int64]) -> tuple:
-    """The distinct (count, n) pairs, each pair's number of items, and each item's pair.
+class VoteLevels(NamedTuple):
+    """The distinct (count, annotators) pairs of a set of items (see :func:`vote_levels`)."""
 
-    The likelihoods of this module depend on the votes only through these pairs; with one ``n`` for
-    every item (one number, or an array whose entries are all equal) the pairs are all ``n + 1`` count
-    values (empty ones included), so equal per-item numbers take exactly the scalar path.
+    levels: np.ndarray
+    """Positive votes of each pair (int64)."""
+    annotators: np.ndarray
+    """Annotators of each pair (int64)."""
+    hist: np.ndarray
+    """Items per pair (float)."""
+    item_level: np.ndarray
+    """Each item's pair (int64)."""
+
+    def resample(self, rows: ArrayLike) -> VoteLevels:
+        """The pairs of the items ``rows`` (indices into the items, repeats allowed), empty pairs kept.
+
+        Parameters
+        ----------
+        rows : array_like of int
+            Items drawn, e.g. with replacement by a bootstrap.
+
+        Returns
+        -------
+        VoteLevels
+            The same pairs, with the drawn items' multiplicities and pairs.
+
+        Examples
+        --------
+        >>> vote_levels(np.array([2, 0, 2]), np.array([2, 3, 2])).resample([0, 0, 0]).hist.tolist()
+        [0.0, 3.0]
+        """
+        item_level = self.item_level[np.asarray(rows)]
+        hist = np.bincount(item_level, minlength=len(self.levels)).astype(float)
+        return VoteLevels(self.levels, self.annotators, hist, item_level)
+
+
+def vote_levels(counts: NDArray[np.int64], annotators: int | NDArray[np.int64]) -> VoteLevels:
+    """The distinct (count, annotators) pairs, each pair's number of items, and each item's pair.
+
+    The likelihoods of this module depend on the votes only through these pairs; with one number of
+    annotators for every item (one number, or an array whose entries are all equal) the pairs are all
+    ``annotators + 1`` count values (empty ones included), so equal per-item numbers take exactly the
+    scalar path.
 
     Parameters
     ----------
     counts : ndarray of int
         Positive votes of each item.
-    n : int or ndarray of int
-        Votes of every item, or of each item.
+    annotators : int or ndarray of int
+        Annotators of every item, or of each item.
 
     Returns
     -------
-    levels, n_levels : ndarray of int64
-        Count and number of votes of each pair.
-    hist : ndarray of float
-        Items per pair.
-    index : ndarray of int64
-        Each item's pair.
+    VoteLevels
+        ``levels`` and ``annotators`` (int64): count and annotators of each pair; ``hist`` (float): items
+        per pair; ``item_level`` (int64): each item's pair.
 
     Examples
     --------
-    >>> levels, n, hist, index = vote_levels(np.array([2, 0, 2]), np.array([2, 3, 2]))
-    >>> levels.tolist(), n.tolist(), hist.tolist(), index.tolist()
+    >>> levels, annotators, hist, item_level = vote_levels(np.array([2, 0, 2]), np.array([2, 3, 2]))
+    >>> levels.tolist(), annotators.tolist(), hist.tolist(), item_level.tolist()
     ([0, 2], [3, 2], [1.0, 2.0], [1, 0, 1])
     """
-    per_item = np.asarray(n)
-    if per_item.ndim > 0 and len(per_item) and np.all(per_item == per_item[0]):  # one n: the scalar path
-        per_item = per_item[0]
-    if per_item.ndim == 0:
-        m = int(per_item)
-        levels = np.arange(m + 1)
-        return levels, np.full(m + 1, m), np.bincount(counts, minlength=m + 1).astype(float), counts
+    annotators = np.asarray(annotators)
+    if annotators.ndim > 0 and len(annotators) and np.all(annotators == annotators[0]):  # the scalar path
+        annotators = np.asarray(annotators[0])
+    if annotators.ndim == 0:
+        annotators = int(annotators)
+        hist = np.bincount(counts, minlength=annotators + 1).astype(float)
+        return VoteLevels(np.arange(annotators + 1), np.full(annotators + 1, annotators), hist, counts)
     pairs, index, hist = np.unique(
-        np.stack([counts, per_item]), axis=1, return_inverse=True, return_counts=True
+        np.stack([counts, annotators]), axis=1, return_inverse=True, return_counts=True
     )
-    return pairs[0], pairs[1], hist.astype(float), index.ravel()
+    return VoteLevels(pairs[0], pairs[1], hist.astype(float), index.ravel())
 
 
 # --- beta-binomial mixture (§5.3, App. F) ---------------------------------------------------------
@@ -114,7 +152,7 @@ class BetaBinomialMixture:
     alphas: np.ndarray
     betas: np.ndarray
     loglik: float
-    n_annotators: int | np.ndarray
+    annotators: int | np.ndarray
     n_iter: int
     converged: bool
 
@@ -137,11 +175,11 @@ class BetaBinomialMixture:
             w * stats.beta.pdf(s, a, b) for w, a, b in zip(self.weights, self.alphas, self.betas, strict=True)
         )
 
-    def pmf(self, k: ArrayLike, n: int | ArrayLike | None = None) -> np.ndarray:
-        """Implied probability of ``k`` "yes" votes out of ``n`` (default: the fitted ``n_annotators``)."""
-        n = self.n_annotators if n is None else n
+    def pmf(self, k: ArrayLike, annotators: int | ArrayLike | None = None) -> np.ndarray:
+        """Implied probability of ``k`` "yes" votes out of ``annotators`` (default: the fitted ``annotators``)."""
+        annotators = self.annotators if annotators is None else annotators
         return sum(
-            w * stats.betabinom.pmf(k, n, a, b)
+            w * stats.betabinom.pmf(k, annotators, a, b)
             for w, a, b in zip(self.weights, self.alphas, self.betas, strict=True)
         )
 
@@ -150,23 +188,27 @@ class BetaBinomialMixture:
         return self.weights @ beta_basis_expectations(self.alphas, self.betas, n_basis)
 
 
-def _component_loglik(levels, n, log_a, log_b):
+def _component_loglik(levels, annotators, log_a, log_b):
     """Beta-binomial log-pmf at every count level; equals ``scipy.stats.betabinom.logpmf`` (tested)."""
     a, b = np.exp(log_a), np.exp(log_b)
-    const = special.gammaln(n + 1) - special.gammaln(levels + 1) - special.gammaln(n - levels + 1)
+    const = (
+        special.gammaln(annotators + 1)
+        - special.gammaln(levels + 1)
+        - special.gammaln(annotators - levels + 1)
+    )
     return (
         const
         + special.gammaln(levels + a)
-        + special.gammaln(n - levels + b)
-        - special.gammaln(n + a + b)
+        + special.gammaln(annotators - levels + b)
+        - special.gammaln(annotators + a + b)
         - special.gammaln(a)
         - special.gammaln(b)
         + special.gammaln(a + b)
     )
 
 
-def _m_step(levels, n, weights_k, log_ab):
-    """Weighted beta-binomial MLE on the distinct (count, n) pairs, log-parameterized and bounded.
+def _m_step(levels, annotators, weights_k, log_ab):
+    """Weighted beta-binomial MLE on the distinct (count, annotators) pairs, log-parameterized and bounded.
 
     The gradient is analytic (digamma functions), so L-BFGS-B needs no finite differences.
     """
@@ -175,21 +217,31 @@ def _m_step(levels, n, weights_k, log_ab):
 
     def neg(theta):
         a, b = np.exp(theta)
-        ll = np.dot(weights_k, _component_loglik(levels, n, theta[0], theta[1]))
-        common = np.dot(weights_k, digamma(a + b) - digamma(n + a + b))
+        ll = np.dot(weights_k, _component_loglik(levels, annotators, theta[0], theta[1]))
+        common = np.dot(weights_k, digamma(a + b) - digamma(annotators + a + b))
         da = np.dot(weights_k, digamma(levels + a)) - total * digamma(a) + common
-        db = np.dot(weights_k, digamma(n - levels + b)) - total * digamma(b) + common
+        db = np.dot(weights_k, digamma(annotators - levels + b)) - total * digamma(b) + common
         return -ll, -np.array([da * a, db * b])
 
     res = optimize.minimize(neg, log_ab, jac=True, method="L-BFGS-B", bounds=[_LOG_BOUNDS, _LOG_BOUNDS])
     return res.x
 
 
-def _em(levels, n, hist, weights, log_ab, iterations, tol):
+class _EMRun(NamedTuple):
+    """Where an EM run ended."""
+
+    loglik: float
+    weights: np.ndarray
+    log_ab: np.ndarray
+    iterations: int
+    converged: bool
+
+
+def _em(levels, annotators, hist, weights, log_ab, iterations, tol) -> _EMRun:
     k = len(weights)
     prev, loglik, converged, it = -np.inf, -np.inf, False, 0
     for it in range(1, iterations + 1):  # noqa: B007 (the count is returned)
-        comp = np.stack([_component_loglik(levels, n, *log_ab[j]) for j in range(k)])
+        comp = np.stack([_component_loglik(levels, annotators, *log_ab[j]) for j in range(k)])
         comp += np.log(np.maximum(weights, 1e-300))[:, None]
         mix = np.logaddexp.reduce(comp, axis=0)  # log p(count level)
         loglik = float(np.dot(hist, mix))
@@ -199,11 +251,11 @@ def _em(levels, n, hist, weights, log_ab, iterations, tol):
         prev = loglik
         resp = np.exp(comp - mix[None, :]) * hist[None, :]  # component x level, times multiplicity
         weights = resp.sum(axis=1) / hist.sum()
-        log_ab = np.stack([_m_step(levels, n, resp[j], log_ab[j]) for j in range(k)])
-    return loglik, weights, log_ab, it, converged
+        log_ab = np.stack([_m_step(levels, annotators, resp[j], log_ab[j]) for j in range(k)])
+    return _EMRun(loglik, weights, log_ab, it, converged)
 
 
-def _polish(levels, n, hist, weights, log_ab):
+def _polish(levels, annotators, hist, weights, log_ab):
     """One L-BFGS-B run on the full mixture likelihood (weights as softmax logits), analytic gradient."""
     k = len(weights)
     digamma = special.digamma
@@ -211,13 +263,15 @@ def _polish(levels, n, hist, weights, log_ab):
     def neg(theta):
         logits, la, lb = theta[:k], theta[k : 2 * k], theta[2 * k :]
         logw = logits - np.logaddexp.reduce(logits)
-        comp = np.stack([_component_loglik(levels, n, la[j], lb[j]) for j in range(k)]) + logw[:, None]
+        comp = (
+            np.stack([_component_loglik(levels, annotators, la[j], lb[j]) for j in range(k)]) + logw[:, None]
+        )
         mix = np.logaddexp.reduce(comp, axis=0)
         resp = np.exp(comp - mix[None, :]) * hist[None, :]
         a, b = np.exp(la)[:, None], np.exp(lb)[:, None]
-        common = digamma(a + b) - digamma(n + a + b)
+        common = digamma(a + b) - digamma(annotators + a + b)
         da = (resp * (digamma(levels[None, :] + a) - digamma(a) + common)).sum(1) * a[:, 0]
-        db = (resp * (digamma(n - levels[None, :] + b) - digamma(b) + common)).sum(1) * b[:, 0]
+        db = (resp * (digamma(annotators - levels[None, :] + b) - digamma(b) + common)).sum(1) * b[:, 0]
         dlogit = resp.sum(1) - hist.sum() * np.exp(logw)
         return -float(np.dot(hist, mix)), -np.concatenate([dlogit, da, db])
 
@@ -231,15 +285,17 @@ def _polish(levels, n, hist, weights, log_ab):
     return -float(res.fun), w, np.stack([res.x[k : 2 * k], res.x[2 * k :]], axis=1), bool(res.success)
 
 
-def _fit_levels(levels, n, hist, k, rng, n_restarts, tol, max_iter, init, n_annotators):
+def _fit_levels(pairs: VoteLevels, k, rng, *, n_restarts, tol, max_iter, init, annotators):
+    """The mixture fit on the (count, annotators) pairs; ``annotators`` (per item) is stored with it."""
+    levels, level_annotators, hist = pairs.levels, pairs.annotators, pairs.hist
     if init is not None:  # the bootstrap starts at the full-sample fit: quasi-Newton from there
         if len(init.weights) != k:
             raise ValueError(f"init has {len(init.weights)} components, expected k={k}")
         start = (init.weights, np.log(np.stack([init.alphas, init.betas], axis=1)))
-        loglik, weights, log_ab, ok = _polish(levels, n, hist, *start)
+        loglik, weights, log_ab, ok = _polish(levels, level_annotators, hist, *start)
         if ok:
-            return _sorted_mixture(loglik, weights, log_ab, n_annotators, 0, True)
-        loglik, weights, log_ab, it, converged = _em(levels, n, hist, *start, max_iter, tol)
+            return _sorted_mixture(loglik, weights, log_ab, annotators, 0, True)
+        run = _em(levels, level_annotators, hist, *start, max_iter, tol)
     else:  # short runs from several random starts, then the best one continues to convergence
         starts = []
         for _ in range(max(1, int(n_restarts))):
@@ -247,31 +303,32 @@ def _fit_levels(levels, n, hist, k, rng, n_restarts, tol, max_iter, init, n_anno
             means = np.sort(rng.uniform(0.1, 0.9, k))
             conc = rng.uniform(2, 20, k)
             log_ab = np.log(np.stack([means * conc, (1 - means) * conc], axis=1))
-            starts.append(_em(levels, n, hist, weights, log_ab, 10, tol))
-        best = max(starts, key=lambda r: r[0])
-        loglik, weights, log_ab, it, converged = (
-            best if best[4] else _em(levels, n, hist, best[1], best[2], max_iter, tol)
-        )
+            starts.append(_em(levels, level_annotators, hist, weights, log_ab, 10, tol))
+        best = max(starts, key=lambda r: r.loglik)
+        if not best.converged:
+            best = _em(levels, level_annotators, hist, best.weights, best.log_ab, max_iter, tol)
+        run = best
+    loglik, weights, log_ab, it, converged = run
     # EM crawls near the optimum; a final quasi-Newton step on the full likelihood, started from the
     # EM solution and within the same bounds, polishes it (kept only if it does not lower the likelihood).
-    *polished, polish_ok = _polish(levels, n, hist, weights, log_ab)
+    *polished, polish_ok = _polish(levels, level_annotators, hist, weights, log_ab)
     if polished[0] >= loglik:
         loglik, weights, log_ab = polished
         converged = converged or polish_ok
-    return _sorted_mixture(loglik, weights, log_ab, n_annotators, it, converged)
+    return _sorted_mixture(loglik, weights, log_ab, annotators, it, converged)
 
 
-def _sorted_mixture(loglik, weights, log_ab, n_annotators, it, converged):
+def _sorted_mixture(loglik, weights, log_ab, annotators, iterations, converged):
     alphas, betas = np.exp(log_ab[:, 0]), np.exp(log_ab[:, 1])
     order = np.argsort(alphas / (alphas + betas))
     return BetaBinomialMixture(
-        weights[order], alphas[order], betas[order], loglik, n_annotators, it, converged
+        weights[order], alphas[order], betas[order], loglik, annotators, iterations, converged
     )
 
 
 def fit_betabinomial_mixture(
     counts: ArrayLike,
-    n_annotators: int | ArrayLike,
+    annotators: int | ArrayLike,
     k: int = 3,
     seed: int | np.random.Generator = 0,
     n_restarts: int = 4,
@@ -281,9 +338,9 @@ def fit_betabinomial_mixture(
 ) -> BetaBinomialMixture:
     """Maximum-likelihood mixture of ``k`` beta-binomials for vote counts, by EM (Engstrom et al. 2020, App. F).
 
-    Each item's count is modelled as ``k_i ~ BetaBinomial(n_i, α_j, β_j)`` for a latent component j of
-    weight γ_j. Differences from the released code, which runs 200 EM rounds with an unbounded M-step:
-    the E- and M-steps work on the distinct (count, n) pairs with their (responsibility-weighted)
+    Each item's count is modelled as ``k_i ~ BetaBinomial(n_i, α_j, β_j)`` (``n_i`` its annotators) for a
+    latent component j of weight γ_j. Differences from the released code, which runs 200 EM rounds with an
+    unbounded M-step: the E- and M-steps work on the distinct (count, annotators) pairs with their (responsibility-weighted)
     multiplicities — the likelihood depends on the data only through them — the M-step maximises over
     (log α, log β) within bounds [1e-2, 1e4] with L-BFGS-B and an analytic gradient, iterations stop when
     the log-likelihood improves by less than ``tol`` (relative) or after ``max_iter`` rounds, and the best
@@ -294,9 +351,9 @@ def fit_betabinomial_mixture(
     Parameters
     ----------
     counts : array_like of int
-        "Yes" votes per item, ``0 <= counts[i] <= n_i``.
-    n_annotators : int or array_like of int
-        Votes per item: one number for all items, or one per item.
+        "Yes" votes per item, ``0 <= counts[i] <= annotators[i]``.
+    annotators : int or array_like of int
+        Annotators per item: one number for all items, or one per item.
     k : int
         Number of mixture components (>= 1; the paper uses 3).
     seed : int or numpy.random.Generator
@@ -304,7 +361,7 @@ def fit_betabinomial_mixture(
     n_restarts, tol, max_iter : int, float, int
         Random starts, relative convergence tolerance of EM, and its largest number of rounds.
     init : BetaBinomialMixture, optional
-        Start EM from this solution instead of random starts (used by :func:`bootstrap_parametric`).
+        Start from this solution instead of random starts (as :meth:`ParametricEstimator.refit` does).
 
     Returns
     -------
@@ -314,7 +371,7 @@ def fit_betabinomial_mixture(
     Raises
     ------
     ValueError
-        On counts that are not whole numbers in ``[0, n_i]``, or ``k < 1``.
+        On counts that are not whole numbers in ``[0, annotators[i]]``, or ``k < 1``.
 
     Examples
     --------
@@ -324,12 +381,13 @@ def fit_betabinomial_mixture(
     >>> np.round(mix.weights, 1).tolist(), np.round(mix.means, 1).tolist()
     ([0.3, 0.7], [0.2, 0.8])
     """
-    counts, n = validation.vote_counts(counts, n_annotators)
+    counts, annotators = validation.check_votes(counts, annotators)
     if int(k) < 1:
         raise ValueError(f"k must be at least 1, got {k!r}")
-    levels, n_levels, hist, _ = vote_levels(counts, n)
-    rng = np.random.default_rng(seed)
-    return _fit_levels(levels, n_levels, hist, int(k), rng, n_restarts, tol, max_iter, init, n)
+    rng, options = np.random.default_rng(seed), {"n_restarts": n_restarts, "tol": tol, "max_iter": max_iter}
+    return _fit_levels(
+        vote_levels(counts, annotators), int(k), rng, init=init, annotators=annotators, **options
+    )
 
 
 # --- exact integrals of cubic B-splines against beta densities ------------------------------------
@@ -433,62 +491,71 @@ class AccuracySpline:
         return float(mixture.basis_expectations(len(self.coef)) @ self.coef)
 
 
-def n_shares(n_levels: ArrayLike, hist: ArrayLike) -> np.ndarray:
-    """Each (count, n) pair's ``P(n)``: the share of the items whose number of votes is that pair's ``n``.
+def annotator_shares(annotators: ArrayLike, hist: ArrayLike) -> np.ndarray:
+    """Each (count, annotators) pair's ``P(n)``: the share of the items with that pair's number of annotators.
 
     Parameters
     ----------
-    n_levels : array_like of int
-        Number of votes of each pair (from :func:`vote_levels`).
+    annotators : array_like of int
+        Annotators of each pair (``VoteLevels.annotators``, from :func:`vote_levels`).
     hist : array_like of float
         Items per pair.
 
     Returns
     -------
-    ndarray of float, one share per pair (all ones when every item has the same ``n``).
+    ndarray of float, one share per pair (all ones when every item has the same number of annotators).
 
     Examples
     --------
-    >>> n_shares([20, 20, 21], [1.0, 2.0, 1.0]).tolist()
+    >>> annotator_shares([20, 20, 21], [1.0, 2.0, 1.0]).tolist()
     [0.75, 0.75, 0.25]
     """
-    n_levels, hist = np.asarray(n_levels), np.asarray(hist, dtype=float)
-    _, inverse = np.unique(n_levels, return_inverse=True)
-    per_n = np.bincount(inverse.ravel(), weights=hist)
-    return per_n[inverse.ravel()] / hist.sum()
+    annotators, hist = np.asarray(annotators), np.asarray(hist, dtype=float)
+    _, inverse = np.unique(annotators, return_inverse=True)
+    per_number = np.bincount(inverse.ravel(), weights=hist)
+    return per_number[inverse.ravel()] / hist.sum()
 
 
-def _design(levels, n, p2: BetaBinomialMixture, n_basis: int, share=None):
+def _design(levels, annotators, p2: BetaBinomialMixture, n_basis: int, share):
     """Eq. (7) as a matrix: ``P(ŝ = k/n, basis b) = P(n) ∫ B_b(s) Binom(k; n, s) p₂(s) ds`` per (count, n) pair.
 
-    For one component, ``Binom(k; n, s) Beta(s; α, β) = BetaBinom(k; n, α, β) · Beta(s; α + k, β + n − k)``.
-    With per-item vote numbers the observed joint frequencies sum to one over *all* pairs, so each pair's
-    row is weighted by its ``n``'s share ``P(n)`` of the items (``share``, see :func:`n_shares`; ``None``
+    ``n`` is a pair's number of annotators. For one component,
+    ``Binom(k; n, s) Beta(s; α, β) = BetaBinom(k; n, α, β) · Beta(s; α + k, β + n − k)``. With per-item
+    numbers of annotators the observed joint frequencies sum to one over *all* pairs, so each pair's row is
+    weighted by its ``n``'s share ``P(n)`` of the items (``share``, see :func:`annotator_shares`; all ones
     for one ``n``); without it the fit shrinks g by about one over the number of distinct ``n``.
     """
     rows = np.zeros((len(levels), n_basis))
     for w, a, b in zip(p2.weights, p2.alphas, p2.betas, strict=True):
-        pmf = np.exp(_component_loglik(levels, n, np.log(a), np.log(b)))
-        rows += w * pmf[:, None] * beta_basis_expectations(a + levels, b + n - levels, n_basis)
-    return rows if share is None else rows * np.asarray(share, dtype=float)[:, None]
+        pmf = np.exp(_component_loglik(levels, annotators, np.log(a), np.log(b)))
+        rows += w * pmf[:, None] * beta_basis_expectations(a + levels, b + annotators - levels, n_basis)
+    return rows * np.asarray(share, dtype=float)[:, None]
 
 
-def _fit_splines(design, index, n_levels, f):
-    joint = np.stack([np.bincount(index, weights=row, minlength=n_levels) for row in f]) / f.shape[1]
+def _fit_splines(pairs: VoteLevels, correct, p2: BetaBinomialMixture, n_basis: int) -> list[AccuracySpline]:
+    """Eq. (8): the bounded least-squares spline per model on the (count, annotators) pairs of v2."""
+    share = annotator_shares(pairs.annotators, pairs.hist)
+    design = _design(pairs.levels, pairs.annotators, p2, n_basis, share)
+    n_pairs = len(pairs.levels)
+    joint = (
+        np.stack([np.bincount(pairs.item_level, weights=row, minlength=n_pairs) for row in correct])
+        / correct.shape[1]
+    )
     return [AccuracySpline(optimize.lsq_linear(design, row, bounds=(0, 1), method="bvls").x) for row in joint]
 
 
 def fit_accuracy_spline(
     counts_v2: ArrayLike,
     correct_v2: ArrayLike,
-    n_annotators: int | ArrayLike,
+    annotators: int | ArrayLike,
     p2: BetaBinomialMixture,
     n_basis: int = 8,
 ) -> list[AccuracySpline]:
     """Fit g(s) for each model from noisy counts (Engstrom et al. 2020, Eq. (7)-(8)).
 
-    Eq. (7): ``P(f = 1, ŝ = k/n) = ∫ g(s) Binom(k; n, s) p₂(s) ds``; with a per-image number of votes
-    the right side is multiplied by ``P(n)``, the share of v2's images with ``n`` votes. With g a cubic B-spline
+    Eq. (7): ``P(f = 1, ŝ = k/n) = ∫ g(s) Binom(k; n, s) p₂(s) ds`` for an image with ``n`` annotators;
+    with a per-image number of annotators the right side is multiplied by ``P(n)``, the share of v2's
+    images with ``n`` annotators. With g a cubic B-spline
     ``Σ_b ω_b B_b(s)``, the right side is linear in ω (its entries are computed exactly, see
     :func:`beta_basis_expectations`); ω is fitted by least squares to the observed joint frequencies
     (Eq. 8) under 0 <= ω_b <= 1, which keeps 0 <= g <= 1 (a B-spline lies in the convex hull of its
@@ -499,8 +566,8 @@ def fit_accuracy_spline(
     counts_v2 : array_like of int
         "Yes" votes per v2 image.
     correct_v2 : array_like of bool, shape (n_v2,) or (models, n_v2)
-    n_annotators : int or array_like of int
-        Votes per image (one number, or one per image).
+    annotators : int or array_like of int
+        Annotators per image (one number, or one per image).
     p2 : BetaBinomialMixture
         The fitted distribution of v2's true selection frequencies.
     n_basis : int
@@ -528,8 +595,162 @@ def fit_accuracy_spline(
     >>> round(g.integrate(p2), 2), np.round(g([0.5, 0.8]), 2).tolist()
     (0.7, [0.7, 0.65])
     """
-    c2, n = validation.vote_counts(counts_v2, n_annotators, "counts_v2")
+    c2, annotators = validation.check_votes(counts_v2, annotators, "counts_v2")
     f = validation.correctness(correct_v2, len(c2), "correct_v2", "v2 image")
-    levels, n_levels, hist, index = vote_levels(c2, n)
-    design = _design(levels, n_levels, p2, int(n_basis), n_shares(n_levels, hist))
-    return _fit_splines(design, index, len(levels), f)
+    return _fit_splines(vote_levels(c2, annotators), f, p2, int(n_basis))
+
+
+# --- the whole model, fitted and refitted (§5.3, Eq. 6; App. F.1) ----------------------------------
+
+
+class ParametricEstimator:
+    """The parametric estimator of selection-adjusted v2 accuracy (Engstrom et al. 2020, §5.3, Eq. (6)).
+
+    :meth:`fit` fits beta-binomial mixtures p₁ and p₂ to the v1 and v2 counts
+    (:func:`fit_betabinomial_mixture`), a spline g per model (:func:`fit_accuracy_spline`, Eq. 7-8), and
+    integrates ``∫ g(s) p₁(s) ds`` exactly. :meth:`refit` fits the same model to a resample of the fitted
+    images, starting from this fit's mixtures, as App. F.1's bootstrap does
+    (:func:`shifteval.selection.bootstrap_parametric`).
+
+    Parameters
+    ----------
+    k : int
+        Mixture components (the paper uses 3).
+    n_basis : int
+        Spline basis functions.
+    seed : int or numpy.random.Generator
+        Seed of the mixtures' random starts (each mixture starts from ``numpy.random.default_rng(seed)``).
+
+    Attributes
+    ----------
+    mixture_v1_, mixture_v2_ : BetaBinomialMixture
+        The fitted distributions p₁ and p₂ of the true selection frequencies.
+    splines_ : list of AccuracySpline
+        g for each model (row of ``correct_v2``).
+    estimates_ : ndarray
+        The selection-adjusted v2 accuracy of each model.
+    annotators_v1_, annotators_v2_ : int or ndarray of int64
+        Annotators per image of each set (one number, or one per image).
+    levels_v1_, levels_v2_ : VoteLevels
+        The (count, annotators) pairs of each set's images (:func:`vote_levels`).
+    correct_v2_ : ndarray of float, shape (models, n_v2)
+        Whether each model classifies each v2 image correctly.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(2)
+    >>> s1, s2 = rng.beta(5, 2, 3000), rng.beta(5, 2, 3000)
+    >>> correct = rng.random(3000) < s2
+    >>> fit = ParametricEstimator(k=2).fit(rng.binomial(10, s1), rng.binomial(10, s2), correct, 10)
+    >>> bool(abs(fit.estimates_[0] - correct.mean()) < 0.02), len(fit.splines_)
+    (True, 1)
+    >>> again = fit.refit(np.arange(3000), np.arange(3000))  # the same images: the same fit
+    >>> bool(abs(again.estimates_[0] - fit.estimates_[0]) < 1e-5)
+    True
+    """
+
+    mixture_v1_: BetaBinomialMixture
+    mixture_v2_: BetaBinomialMixture
+    splines_: list[AccuracySpline]
+    estimates_: np.ndarray
+    annotators_v1_: int | np.ndarray
+    annotators_v2_: int | np.ndarray
+    levels_v1_: VoteLevels
+    levels_v2_: VoteLevels
+    correct_v2_: np.ndarray
+
+    def __init__(self, k: int = 3, n_basis: int = 8, seed: int | np.random.Generator = 0):
+        self.k = k
+        self.n_basis = n_basis
+        self.seed = seed
+
+    def fit(
+        self,
+        counts_v1: ArrayLike,
+        counts_v2: ArrayLike,
+        correct_v2: ArrayLike,
+        annotators: int | ArrayLike | tuple,
+        init: ParametricEstimator | None = None,
+    ) -> ParametricEstimator:
+        """Fit both mixtures and every model's spline, and integrate (Engstrom et al. 2020, Eq. (6)).
+
+        Parameters
+        ----------
+        counts_v1, counts_v2 : array_like of int
+            "Yes" votes per image of each set.
+        correct_v2 : array_like of bool, shape (n_v2,) or (models, n_v2)
+            Whether each model classifies each v2 image correctly.
+        annotators : int, array_like, or tuple (annotators_v1, annotators_v2)
+            Annotators per image: one number for both sets, or a tuple of one value per set (each a
+            number or one entry per image).
+        init : ParametricEstimator, optional
+            A fitted estimator whose mixtures start this fit's, instead of random starts.
+
+        Returns
+        -------
+        ParametricEstimator
+            ``self``, fitted.
+
+        Raises
+        ------
+        ValueError
+            On counts that are not whole numbers in ``[0, annotators]``, or ``correct_v2`` without one
+            column per v2 image.
+        """
+        annotators_v1, annotators_v2 = per_set(annotators)
+        c1, annotators_v1 = validation.check_votes(counts_v1, annotators_v1, "counts_v1")
+        c2, annotators_v2 = validation.check_votes(counts_v2, annotators_v2, "counts_v2")
+        f = validation.correctness(correct_v2, len(c2), "correct_v2", "v2 image")
+        starts = (None, None) if init is None else (init.mixture_v1_, init.mixture_v2_)
+        p1 = fit_betabinomial_mixture(c1, annotators_v1, k=self.k, seed=self.seed, init=starts[0])
+        p2 = fit_betabinomial_mixture(c2, annotators_v2, k=self.k, seed=self.seed, init=starts[1])
+        levels = (vote_levels(c1, annotators_v1), vote_levels(c2, annotators_v2))
+        splines = _fit_splines(levels[1], f, p2, int(self.n_basis))
+        return _store_fit(self, p1, p2, splines, levels, f, (annotators_v1, annotators_v2))
+
+    def refit(self, rows_v1: ArrayLike, rows_v2: ArrayLike) -> ParametricEstimator:
+        """The same model fitted to the images ``rows_v1`` of v1 and ``rows_v2`` of v2 (App. F.1).
+
+        The rows are indices into the fitted images, repeats allowed (a bootstrap draws them with
+        replacement); a v2 image keeps its counts, its number of annotators and every model's
+        correctness. Both mixtures start from this fit's (quasi-Newton, then EM to convergence if that
+        fails), not from random starts: the resampled likelihood's maximum is near the full-sample one.
+        Every spline is refitted, with the resampled share of each number of annotators
+        (:func:`annotator_shares`).
+
+        Parameters
+        ----------
+        rows_v1, rows_v2 : array_like of int
+            Drawn images of each set.
+
+        Returns
+        -------
+        ParametricEstimator
+            A new fitted estimator (this one is left as it is).
+        """
+        rows = (np.asarray(rows_v1), np.asarray(rows_v2))
+        levels = (self.levels_v1_.resample(rows[0]), self.levels_v2_.resample(rows[1]))
+        annotators = tuple(
+            a[r] if isinstance(a, np.ndarray) else a
+            for a, r in zip((self.annotators_v1_, self.annotators_v2_), rows, strict=True)
+        )
+        k = int(self.k)
+        p1, p2 = (
+            _fit_levels(pairs, k, None, n_restarts=0, tol=1e-6, max_iter=100, init=start, annotators=a)
+            for pairs, start, a in zip(levels, (self.mixture_v1_, self.mixture_v2_), annotators, strict=True)
+        )
+        f = self.correct_v2_[:, rows[1]]
+        splines = _fit_splines(levels[1], f, p2, int(self.n_basis))
+        refitted = ParametricEstimator(self.k, self.n_basis, self.seed)
+        return _store_fit(refitted, p1, p2, splines, levels, f, annotators)
+
+
+def _store_fit(estimator, p1, p2, splines, levels, correct, annotators) -> ParametricEstimator:
+    """Set a :class:`ParametricEstimator`'s fitted attributes; the estimates integrate g against p₁ (Eq. 6)."""
+    expectations = p1.basis_expectations(int(estimator.n_basis))
+    estimator.mixture_v1_, estimator.mixture_v2_, estimator.splines_ = p1, p2, splines
+    estimator.estimates_ = np.array([float(expectations @ g.coef) for g in splines])
+    estimator.levels_v1_, estimator.levels_v2_ = levels
+    estimator.annotators_v1_, estimator.annotators_v2_ = annotators
+    estimator.correct_v2_ = correct
+    return estimator

@@ -20,7 +20,8 @@ from scipy import stats
 from ..datasets import world as worlds
 from ..utils import validation
 from . import estimators as selection
-from .parametric import BetaBinomialMixture
+from .bootstrap import normal_interval
+from .parametric import BetaBinomialMixture, ParametricEstimator
 
 if TYPE_CHECKING:
     from ..zoo import Zoo
@@ -33,15 +34,15 @@ def reannotate(
 
     Each ``round`` is an independent draw from ``SeedSequence([seed, 7, round])``. With a range
     ``[lo, hi]`` every image of both sets gets its own number of annotators, uniform on ``lo..hi`` (real
-    crowds give images different numbers of votes); the first ``n_i`` of ``hi`` columns vote and NaN marks
-    the others, so the first ``lo`` columns are complete.
+    crowds give images different numbers of annotators); an image's annotators fill the first of ``hi``
+    columns and NaN marks the others, so the first ``lo`` columns are complete.
 
     Parameters
     ----------
     s_v1, s_v2 : array_like
         True selection frequencies of the v1 and the v2 images.
     annotators : int or sequence of two ints
-        Fresh votes per image, or the range ``[lo, hi]`` of a per-image number.
+        Fresh annotators per image, or the range ``[lo, hi]`` of a per-image number.
     seed, round : int (round default 0)
         Seed of the draws; which independent round of votes.
 
@@ -66,9 +67,9 @@ def reannotate(
     """
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 7, int(round)]))
     if not isinstance(annotators, (int, np.integer)):
-        lo, hi = annotator_range(annotators)
-        return _annotate_range(np.asarray(s_v1, float), lo, hi, rng), _annotate_range(
-            np.asarray(s_v2, float), lo, hi, rng
+        bounds = annotator_range(annotators)
+        return _annotate_range(np.asarray(s_v1, float), bounds, rng), _annotate_range(
+            np.asarray(s_v2, float), bounds, rng
         )
     annotators = validation.positive_int(annotators, "annotators")
     return worlds.annotate(np.asarray(s_v1), annotators, rng), worlds.annotate(
@@ -106,11 +107,12 @@ def annotator_range(annotators: Sequence[int]) -> tuple[int, int]:
     return int(values[0]), int(values[1])
 
 
-def _annotate_range(s, lo, hi, rng):
-    """Votes of ``n_i ~ Uniform{lo..hi}`` annotators per image: the first ``n_i`` of ``hi`` columns, NaN after."""
-    count = rng.integers(lo, hi + 1, len(s))
-    votes = (rng.random((len(s), hi)) < s[:, None]).astype(float)
-    votes[np.arange(hi)[None, :] >= count[:, None]] = np.nan
+def _annotate_range(s, bounds, rng):
+    """Votes of ``annotators_i ~ Uniform{lo..hi}`` annotators per image: the first of ``hi`` columns, NaN after."""
+    fewest, most = bounds
+    annotators = rng.integers(fewest, most + 1, len(s))
+    votes = (rng.random((len(s), most)) < s[:, None]).astype(float)
+    votes[np.arange(most)[None, :] >= annotators[:, None]] = np.nan
     return votes
 
 
@@ -145,7 +147,7 @@ def frequency_table(in_sample: tuple, votes: tuple, true: tuple) -> pd.DataFrame
     )
 
 
-def naive_error_curve(sizes: ArrayLike, naive_curve: ArrayLike, truth: ArrayLike) -> dict:
+def naive_error_curve(annotator_counts: ArrayLike, naive_curve: ArrayLike, truth: ArrayLike) -> dict:
     """How the naive estimator's error (mean over models) falls with the annotators ``m``.
 
     Returns the error in points per ``m`` and the largest distance of those points from the
@@ -153,9 +155,9 @@ def naive_error_curve(sizes: ArrayLike, naive_curve: ArrayLike, truth: ArrayLike
 
     Parameters
     ----------
-    sizes : array_like
+    annotator_counts : array_like
         Numbers of annotators ``m``.
-    naive_curve : array_like, shape (len(sizes), models)
+    naive_curve : array_like, shape (len(annotator_counts), models)
         The naive estimate per ``m`` and model (e.g. :func:`shifteval.selection.naive_by_annotators`).
     truth : array_like
         True adjusted accuracy per model.
@@ -171,11 +173,11 @@ def naive_error_curve(sizes: ArrayLike, naive_curve: ArrayLike, truth: ArrayLike
     >>> [round(e, 6) for e in c["error_points"]], c["max_line_distance"] < 1e-9  # on the line 10/m
     ([10.0, 5.0], True)
     """
-    m = np.asarray(sizes, dtype=float)
+    annotators = np.asarray(annotator_counts, dtype=float)
     err = 100 * (np.asarray(naive_curve).mean(axis=1) - np.mean(np.asarray(truth)))
-    coef = np.polyfit(1 / m, err, 1)
-    resid = err - np.polyval(coef, 1 / m)
-    return {"annotators": m.astype(int).tolist(), "error_points": err.tolist(),
+    coef = np.polyfit(1 / annotators, err, 1)
+    resid = err - np.polyval(coef, 1 / annotators)
+    return {"annotators": annotators.astype(int).tolist(), "error_points": err.tolist(),
             "line_in_1_over_m": coef.tolist(), "max_line_distance": float(np.abs(resid).max())}  # fmt: skip
 
 
@@ -196,7 +198,7 @@ def redraw_errors(
     correct_v2 : array_like, shape (models, N2)
         Whether each model classifies each v2 image correctly.
     annotators, rounds : int
-        Fresh votes per image in each round; independent rounds (1, 2, … of :func:`reannotate`).
+        Fresh annotators per image in each round; independent rounds (1, 2, … of :func:`reannotate`).
     seed, k : int, k default 3
         Seed of the votes and of the parametric fits; beta components of the parametric estimator.
 
@@ -255,7 +257,7 @@ def redraw_coverage(
     seed: int,
     k: int = 3,
     ci: float = 0.95,
-    fitted: dict | None = None,
+    fitted: ParametricEstimator | None = None,
 ) -> dict:
     """Coverage of the intervals ``θ̂ ± z·SE`` over redraws of images *and* votes from the world.
 
@@ -269,7 +271,8 @@ def redraw_coverage(
     rerunning both bootstraps on every redraw would cost hundreds of times the build's two, so the
     redraws check the reported standard error and the centring on the estimate, not the bootstrap's own
     redraw-to-redraw variation. The parametric fits of a redraw start from ``fitted`` (the build's
-    mixtures ``p1``, ``p2``) when given, as the bootstrap's do, instead of from random starts.
+    :class:`~shifteval.selection.parametric.ParametricEstimator`, its two mixtures) when given, as the
+    bootstrap's do, instead of from random starts.
 
     Parameters
     ----------
@@ -278,15 +281,15 @@ def redraw_coverage(
     correct_v2 : array_like, shape (models, N2)
         Whether each model classifies each v2 image correctly.
     annotators : int or sequence of two ints
-        Fresh votes per image, or the range ``[lo, hi]`` of a per-image number.
+        Fresh annotators per image, or the range ``[lo, hi]`` of a per-image number.
     se : dict
         ``{"jackknife": se per model, "parametric": se per model}``.
     redraws, seed, k : int
         Redraws; their seed; beta components of the parametric estimator.
     ci : float
         Nominal coverage.
-    fitted : dict, optional
-        Mixtures ``p1``, ``p2`` to start the redraws' fits from.
+    fitted : ParametricEstimator, optional
+        A fit whose mixtures start the redraws' fits.
 
     Returns
     -------
@@ -312,8 +315,6 @@ def redraw_coverage(
     >>> sorted(out["coverage"]), out["coverage"]["jackknife"]["redraws"]
     (['jackknife', 'parametric'], 3)
     """
-    from .bootstrap import normal_interval
-
     correct_v2 = np.asarray(correct_v2)
     s_v1, s_v2 = np.asarray(s_v1, dtype=float), np.asarray(s_v2, dtype=float)
     redraws = validation.positive_int(redraws, "redraws")
@@ -322,18 +323,29 @@ def redraw_coverage(
     if missing:
         raise ValueError(f"se needs a standard error per model for {sorted(missing)}")
     truth = selection.true_adjusted_accuracy(s_v1, s_v2, correct_v2)
-    fitted = fitted or {}
     est: dict[str, list] = {"jackknife": [], "parametric": []}
     for r in range(redraws):
-        rng = np.random.default_rng(np.random.SeedSequence([int(seed), 11, r]))
-        i1, i2 = rng.integers(0, len(s_v1), len(s_v1)), rng.integers(0, len(s_v2), len(s_v2))
-        v1, v2 = reannotate(s_v1[i1], s_v2[i2], annotators, seed, round=1000 + r)
-        f = correct_v2[:, i2]
-        est["jackknife"].append(selection.jackknife_adjusted_accuracy(v1, v2, f).corrected)
-        (c1, n1), (c2, n2) = (vote_counts(v) for v in (v1, v2))
-        p1 = selection.fit_betabinomial_mixture(c1, n1, k=k, seed=seed, init=fitted.get("p1"))
-        p2 = selection.fit_betabinomial_mixture(c2, n2, k=k, seed=seed, init=fitted.get("p2"))
-        est["parametric"].append([g.integrate(p1) for g in selection.fit_accuracy_spline(c2, f, n2, p2)])
+        jackknife, parametric = _redraw_estimates(s_v1, s_v2, correct_v2, annotators, seed, r, k, fitted)
+        est["jackknife"].append(jackknife)
+        est["parametric"].append(parametric)
+    return _coverage_summary(est, se, truth, ci, redraws)
+
+
+def _redraw_estimates(s_v1, s_v2, correct_v2, annotators, seed, r, k, fitted):
+    """Redraw ``r`` of :func:`redraw_coverage`: resampled images, fresh votes, both estimates per model."""
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 11, r]))
+    i1, i2 = rng.integers(0, len(s_v1), len(s_v1)), rng.integers(0, len(s_v2), len(s_v2))
+    v1, v2 = reannotate(s_v1[i1], s_v2[i2], annotators, seed, round=1000 + r)
+    f = correct_v2[:, i2]
+    jackknife = selection.jackknife_adjusted_accuracy(v1, v2, f).corrected
+    (c1, annotators_v1), (c2, annotators_v2) = (vote_counts(v) for v in (v1, v2))
+    estimator = ParametricEstimator(k=k, seed=seed)
+    parametric = estimator.fit(c1, c2, f, (annotators_v1, annotators_v2), init=fitted).estimates_
+    return jackknife, parametric
+
+
+def _coverage_summary(est, se, truth, ci, redraws):
+    """:func:`redraw_coverage`'s summary of the estimates (redraws x models) of each estimator."""
     out: dict[str, Any] = {
         "coverage": {},
         "mean_error": {},
@@ -357,7 +369,7 @@ def redraw_coverage(
 
 
 def vote_counts(votes: ArrayLike) -> tuple[np.ndarray, int | np.ndarray]:
-    """The "yes" votes and votes per image of a vote array (NaN where an annotator did not vote).
+    """The "yes" votes and the annotators of each image of a vote array (NaN where an annotator did not vote).
 
     Parameters
     ----------
@@ -367,7 +379,7 @@ def vote_counts(votes: ArrayLike) -> tuple[np.ndarray, int | np.ndarray]:
     Returns
     -------
     counts : ndarray of int64
-    n : int (no vote missing) or ndarray of int64, one per image
+    annotators : int (no vote missing) or ndarray of int64, one per image
 
     Examples
     --------
@@ -378,8 +390,8 @@ def vote_counts(votes: ArrayLike) -> tuple[np.ndarray, int | np.ndarray]:
     """
     votes = np.asarray(votes)
     seen = ~np.isnan(votes) if votes.dtype.kind == "f" else np.ones(votes.shape, bool)
-    n = seen.sum(1)
-    return np.nansum(votes, 1).astype(np.int64), (int(n[0]) if seen.all() else n)
+    annotators = seen.sum(1)
+    return np.nansum(votes, 1).astype(np.int64), (int(annotators[0]) if seen.all() else annotators)
 
 
 def mass_above(
@@ -391,7 +403,7 @@ def mass_above(
     Parameters
     ----------
     counts, annotators : array_like, int
-        Positive votes per image; votes per image.
+        Positive votes per image; annotators per image.
     mixture : BetaBinomialMixture
         The fitted mixture (its weights, alphas and betas are used).
     true_s, threshold : array_like, float (default 0.9)
@@ -419,7 +431,7 @@ def mass_above(
 # --- the appendix experiments (App. D.1, D.2, E, F.2, F.3) ------------------------------------------
 
 
-def gap_vs_annotators(world: worlds.World, zoo: Zoo, sizes: ArrayLike, rounds: int = 3) -> dict:
+def gap_vs_annotators(world: worlds.World, zoo: Zoo, annotator_counts: ArrayLike, rounds: int = 3) -> dict:
     """The v1 - MatchedFrequency gap when the replication is re-matched on ``m`` votes (App. D.1, Fig. 11).
 
     For each ``m``, ``rounds`` independent replication rounds (:meth:`World.replicate`: fresh votes on v1
@@ -435,8 +447,8 @@ def gap_vs_annotators(world: worlds.World, zoo: Zoo, sizes: ArrayLike, rounds: i
         The replication world (its splits ``v1`` and ``pool``, and :meth:`World.replicate`).
     zoo : Zoo
         Models; only ``zoo.correct(split)`` (models × images) of ``v1`` and ``pool`` is used.
-    sizes, rounds : array_like, int (default 3)
-        Votes per image ``m`` to re-match on; replication rounds per ``m``.
+    annotator_counts, rounds : array_like, int (default 3)
+        Annotators per image ``m`` to re-match on; replication rounds per ``m``.
 
     Returns
     -------
@@ -465,23 +477,24 @@ def gap_vs_annotators(world: worlds.World, zoo: Zoo, sizes: ArrayLike, rounds: i
     pool = world.split_index("pool")
     position = pd.Series(np.arange(len(pool)), index=pool)
     correct_pool = zoo.correct("pool")
-    n_v1 = len(world.split_index("v1"))
+    images_v1 = len(world.split_index("v1"))
 
     def gap(rep):
         rows = position[rep.sets["matchedfrequency"]].to_numpy()
         return 100 * float(np.mean(acc_v1 - correct_pool[:, rows].mean(axis=1)))
 
     out = []
-    for m in np.asarray(sizes, dtype=np.int64).tolist():
-        reps = [world.replicate(int(m), round=r) for r in range(1, rounds + 1)]
+    for annotators in np.asarray(annotator_counts, dtype=np.int64).tolist():
+        reps = [world.replicate(annotators, round=r) for r in range(1, rounds + 1)]
         gaps = [gap(rep) for rep in reps]
         eq9 = [
             selection.naive_adjusted_accuracy(
-                np.asarray(rep.votes)[:n_v1].sum(1), np.asarray(rep.votes)[n_v1:].sum(1), correct_pool, int(m)
+                np.asarray(rep.votes)[:images_v1].sum(1), np.asarray(rep.votes)[images_v1:].sum(1),
+                correct_pool, annotators,
             )
-            for rep in reps  # m annotators: every round has votes
-        ]
-        out.append({"annotators": int(m), "gap": float(np.mean(gaps)), "gap_sd": float(np.std(gaps, ddof=1)) if rounds > 1 else 0.0,
+            for rep in reps  # annotators >= 1: every round has votes
+        ]  # fmt: skip
+        out.append({"annotators": annotators, "gap": float(np.mean(gaps)), "gap_sd": float(np.std(gaps, ddof=1)) if rounds > 1 else 0.0,
                     "reweighted_gap": 100 * float(np.mean([np.mean(acc_v1 - e) for e in eq9]))})  # fmt: skip
     noise_free = float(np.mean([gap(world.replicate(None, round=r)) for r in range(1, rounds + 1)]))
     return {"by_annotators": out, "noise_free": noise_free, "rounds": rounds}
@@ -549,9 +562,9 @@ def heldout_matching(world: worlds.World, train: int = 5, heldout: int = 5, seed
 
 
 def jackknife_by_annotators(
-    votes_v1: ArrayLike, votes_v2: ArrayLike, correct_v2: ArrayLike, sizes: ArrayLike
+    votes_v1: ArrayLike, votes_v2: ArrayLike, correct_v2: ArrayLike, annotator_counts: ArrayLike
 ) -> np.ndarray:
-    """The jackknife estimate from the first ``n`` annotators, for each ``n`` in ``sizes`` (App. E, Fig. 12).
+    """The jackknife estimate from the first ``n`` annotators, for each ``n`` in ``annotator_counts`` (App. E, Fig. 12).
 
     Parameters
     ----------
@@ -559,12 +572,12 @@ def jackknife_by_annotators(
         Complete votes of v1 and v2 (0/1).
     correct_v2 : array_like, shape (models, N2)
         Whether each model classifies each v2 image correctly.
-    sizes : array_like
+    annotator_counts : array_like
         Numbers of leading annotators to use.
 
     Returns
     -------
-    ndarray, shape (len(sizes), models)
+    ndarray, shape (len(annotator_counts), models)
 
     Examples
     --------
@@ -574,19 +587,19 @@ def jackknife_by_annotators(
     """
     votes_v1, votes_v2 = np.asarray(votes_v1), np.asarray(votes_v2)
     return np.stack([
-        selection.jackknife_adjusted_accuracy(votes_v1[:, :n], votes_v2[:, :n], correct_v2).corrected
-        for n in np.asarray(sizes, dtype=np.int64).tolist()
+        selection.jackknife_adjusted_accuracy(votes_v1[:, :annotators], votes_v2[:, :annotators], correct_v2).corrected
+        for annotators in np.asarray(annotator_counts, dtype=np.int64).tolist()
     ])  # fmt: skip
 
 
 def parametric_sweeps(
     votes_v1: ArrayLike, votes_v2: ArrayLike, correct_v2: ArrayLike, truth: ArrayLike,
-    annotators: ArrayLike, components: ArrayLike, k: int = 3, seed: int = 0,
+    annotator_counts: ArrayLike, components: ArrayLike, k: int = 3, seed: int = 0,
 ) -> dict:  # fmt: skip
     """The parametric estimate with fewer annotators and with more or fewer components (App. F.2, F.3).
 
-    F.2 (Figure 13) refits with the first ``m`` of the votes for each ``m`` in ``annotators``; F.3
-    (Figure 14) with ``k`` beta components for each ``k`` in ``components`` (all votes).
+    F.2 (Figure 13) refits with the first ``m`` annotators' votes for each ``m`` in ``annotator_counts``;
+    F.3 (Figure 14) with ``k`` beta components for each ``k`` in ``components`` (all annotators).
 
     Parameters
     ----------
@@ -596,8 +609,9 @@ def parametric_sweeps(
         Whether each model classifies each v2 image correctly.
     truth : array_like
         True adjusted accuracy per model.
-    annotators, components : array_like
-        Leading annotators for F.2 (``k`` components) and components for F.3 (all annotators).
+    annotator_counts, components : array_like
+        Numbers of leading annotators for F.2 (``k`` components) and of components for F.3 (all
+        annotators).
     k, seed : int, defaults 3 and 0
         Components in the F.2 sweep; seed of the mixture fits.
 
@@ -610,15 +624,16 @@ def parametric_sweeps(
     Examples
     --------
     >>> v1, v2 = reannotate(np.linspace(0.05, 0.95, 60), np.linspace(0.05, 0.95, 60), 4, seed=0)
-    >>> r = parametric_sweeps(v1, v2, np.ones((1, 60)), [1.0], annotators=[2], components=[1], k=1)
+    >>> r = parametric_sweeps(v1, v2, np.ones((1, 60)), [1.0], annotator_counts=[2], components=[1], k=1)
     >>> r["components"][0]["components"], round(r["annotators"][0]["estimates"][0], 3)  # right everywhere
     (1, 1.0)
     """
     votes_v1, votes_v2, truth = np.asarray(votes_v1), np.asarray(votes_v2), np.asarray(truth, dtype=float)
 
-    def run(m, kk):
+    def run(annotators, k):
+        counts_v1, counts_v2 = votes_v1[:, :annotators].sum(1), votes_v2[:, :annotators].sum(1)
         est, _ = selection.parametric_adjusted_accuracy(
-            votes_v1[:, :m].sum(1), votes_v2[:, :m].sum(1), correct_v2, m, k=kk, seed=seed
+            counts_v1, counts_v2, correct_v2, annotators, k=k, seed=seed
         )
         err = 100 * (est - truth)
         return {
@@ -627,11 +642,12 @@ def parametric_sweeps(
             "mean_abs_error": float(np.abs(err).mean()),
         }
 
-    n = votes_v1.shape[1]
-    return {
-        "annotators": [{"annotators": m, **run(m, k)} for m in np.asarray(annotators, np.int64).tolist()],
-        "components": [{"components": kk, **run(n, kk)} for kk in np.asarray(components, np.int64).tolist()],
-    }
+    all_annotators = votes_v1.shape[1]
+    by_annotators = [{"annotators": m, **run(m, k)} for m in np.asarray(annotator_counts, np.int64).tolist()]
+    by_components = [
+        {"components": c, **run(all_annotators, c)} for c in np.asarray(components, np.int64).tolist()
+    ]
+    return {"annotators": by_annotators, "components": by_components}
 
 
 def sweep_table(sweeps: dict) -> pd.DataFrame:

@@ -11,7 +11,7 @@ A cache entry's **key** hashes everything its content depends on:
 
 :func:`load_or_compute` fills an entry at most once even when several processes ask for it at the same
 time (an exclusive ``fcntl`` lock beside the entry), and writes it atomically, so a reader never sees
-half an entry. Users of this module: the chapter pipeline (``shifteval.book.pipeline.cache_key``), the
+half an entry. Users of this module: the chapter pipeline (``shifteval.book.provenance.cache_key``), the
 zoo's prediction store, the replication world's and the model specifications' keys, and the
 OOD-aware AutoEval backbones.
 """

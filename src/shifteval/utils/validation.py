@@ -283,70 +283,107 @@ def images(values: ArrayLike, name: str = "images", where: str | None = None) ->
     return arr
 
 
-def vote_counts(
-    counts: ArrayLike, n_annotators: int | ArrayLike, name: str = "counts"
+def check_votes(
+    counts: ArrayLike, annotators: int | ArrayLike, name: str = "counts"
 ) -> tuple[NDArray[np.int64], int | NDArray[np.int64]]:
-    """Check "yes"-vote counts out of ``n_annotators`` votes per item.
+    """Check positive-vote counts out of ``annotators`` votes per item.
 
-    ``n_annotators`` is one number for every item or one per item (real annotation data gives items
-    different numbers of votes, e.g. ImageNetV2's "at least 10").
+    ``annotators`` is the number of annotators per item: one number for every item or one per item
+    (real annotation data gives items different numbers of votes, e.g. ImageNetV2's "at least 10").
 
     Parameters
     ----------
     counts : array_like of int
-        "Yes" votes per item.
-    n_annotators : int or array_like of int
-        Votes per item: one number, or one per item.
+        Positive ("yes") votes per item.
+    annotators : int or array_like of int
+        Annotators per item: one number, or one per item.
     name : str
         The argument's name in error messages.
 
     Returns
     -------
     counts : ndarray of int64
-    n_annotators : int, or ndarray of int64 with one entry per item
+    annotators : int, or ndarray of int64 with one entry per item
 
     Raises
     ------
     ValueError
-        On counts that are not whole numbers in ``[0, n_i]``, or a malformed ``n_annotators``.
+        On counts that are not whole numbers in ``[0, annotators_i]``, or a malformed ``annotators``.
 
     Examples
     --------
-    >>> vote_counts([3, 0, 10], 10)
+    >>> check_votes([3, 0, 10], 10)
     (array([ 3,  0, 10]), 10)
-    >>> vote_counts([3, 12], [10, 12])[1]
+    >>> check_votes([3, 12], [10, 12])[1]
     array([10, 12])
-    >>> vote_counts([3, 11], [10, 10])
+    >>> check_votes([3, 11], [10, 10])
     Traceback (most recent call last):
     ...
-    ValueError: counts must not exceed n_annotators=10; found 11
+    ValueError: counts must not exceed annotators=10; found 11
     """
     counts = np.asarray(counts)
     if counts.ndim != 1 or len(counts) == 0:
         raise ValueError(f"{name} must be a non-empty 1-D array of vote counts")
-    n: int | NDArray[Any]
-    n = np.asarray(n_annotators)
-    if n.ndim == 0:
-        if n != np.round(n) or int(n) < 1:
-            raise ValueError(f"n_annotators must be at least 1, got {n_annotators!r}")
-        n = int(n)
-    elif n.shape != counts.shape:
+    checked: int | NDArray[Any]
+    checked = np.asarray(annotators)
+    if checked.ndim == 0:
+        if checked != np.round(checked) or int(checked) < 1:
+            raise ValueError(f"annotators must be at least 1, got {annotators!r}")
+        checked = int(checked)
+    elif checked.shape != counts.shape:
         raise ValueError(
-            f"n_annotators must be one number or one per item ({len(counts)}), got shape {n.shape}"
+            f"annotators must be one number or one per item ({len(counts)}), got shape {checked.shape}"
         )
-    elif not np.all(np.isfinite(n)) or np.any(n != np.round(n)) or n.min() < 1:
-        raise ValueError("n_annotators must be whole numbers, at least 1")
+    elif not np.all(np.isfinite(checked)) or np.any(checked != np.round(checked)) or checked.min() < 1:
+        raise ValueError("annotators must be whole numbers, at least 1")
     else:
-        n = n.astype(np.int64)
+        checked = checked.astype(np.int64)
     if not np.all(np.isfinite(counts)) or np.any(counts != np.round(counts)):
         raise ValueError(f"{name} must be whole numbers of votes")
     if counts.min() < 0:
         raise ValueError(f"{name} must be non-negative; found {counts.min()}")
-    over = counts > n
+    over = counts > checked
     if over.any():
-        limit = n if np.ndim(n) == 0 else int(np.asarray(n)[over][0])
-        raise ValueError(f"{name} must not exceed n_annotators={limit}; found {counts[over][0]}")
-    return counts.astype(np.int64), n
+        limit = checked if np.ndim(checked) == 0 else int(np.asarray(checked)[over][0])
+        raise ValueError(f"{name} must not exceed annotators={limit}; found {counts[over][0]}")
+    return counts.astype(np.int64), checked
+
+
+def check_vote_matrix(votes: ArrayLike, name: str = "votes") -> NDArray[np.float64]:
+    """Check an (images, annotators) array of 0/1 votes, NaN where an annotator did not vote on an image.
+
+    Parameters
+    ----------
+    votes : array_like, shape (images, annotators)
+        One column per annotator: 1 (yes), 0 (no) or NaN (no vote).
+    name : str
+        The argument's name in error messages.
+
+    Returns
+    -------
+    ndarray of float, shape (images, annotators)
+
+    Raises
+    ------
+    ValueError
+        Unless ``votes`` is a 2-D array with at least one image and one annotator, holding only 0, 1
+        and NaN.
+
+    Examples
+    --------
+    >>> check_vote_matrix([[1, 0], [np.nan, 1]]).tolist()
+    [[1.0, 0.0], [nan, 1.0]]
+    >>> check_vote_matrix([[2, 0]])
+    Traceback (most recent call last):
+    ...
+    ValueError: votes must contain only 0/1 votes (NaN where an annotator did not vote)
+    """
+    votes = np.asarray(votes, dtype=float)
+    if votes.ndim != 2 or votes.shape[0] == 0 or votes.shape[1] < 1:
+        raise ValueError(f"{name} must be a (images, annotators) array of 0/1 votes, got shape {votes.shape}")
+    if not np.isin(votes[~np.isnan(votes)], (0, 1)).all():
+        raise ValueError(f"{name} must contain only 0/1 votes (NaN where an annotator did not vote)")
+    return votes
 
 
 def correctness(

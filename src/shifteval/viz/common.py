@@ -1,7 +1,9 @@
-"""The book's plotting style and how a figure or a table is handed to the book.
+"""The book's plotting style, the measures of a figure's legibility, and the tracing of figure functions.
 
 Each function draws on a Matplotlib ``Axes`` it is given (or creates one) and returns it, so a
-chapter composes panels with ``plt.subplots`` and keeps its cells short.
+chapter composes panels with ``plt.subplots`` and keeps its cells short. Nothing here records
+anything: a chapter hands a figure or a table to the book with
+:meth:`shifteval.book.results.Results.figure` and :meth:`~shifteval.book.results.Results.table`.
 """
 
 from __future__ import annotations
@@ -19,8 +21,7 @@ from numpy.typing import ArrayLike
 from ..linfit.fits import transform
 
 if TYPE_CHECKING:
-    import pandas as pd
-    from pandas.io.formats.style import Styler
+    from matplotlib.axes import Axes
 
 FIT_COLOR = "#c0392b"
 POINT_COLOR = "#2c3e50"
@@ -33,10 +34,9 @@ def traced(function: _F) -> _F:
 
     A figure keeps the list of traced functions that drew on it, in order.
 
-    :func:`figure` reads the mark and records, in the chapter's ``results.json`` and provenance box,
-    which library function drew each figure of the book. Every public function of the chapters' figure
-    modules is wrapped by ``shifteval.viz`` on import, so a new figure function is traced without
-    ceremony.
+    :meth:`shifteval.book.results.Results.figure` reads the mark (:func:`drawn_by`) and records, in the
+    chapter's ``results.json`` and provenance box, which library function drew each figure of the book.
+    Every public function of the chapters' figure modules is decorated with it where it is defined.
 
     Parameters
     ----------
@@ -56,7 +56,7 @@ def traced(function: _F) -> _F:
     ... def demo():
     ...     return plt.figure()
     >>> fig = demo()
-    >>> [name.rsplit(".", 1)[-1] for name in fig._shifteval_drawn_by], demo._shifteval_traced
+    >>> [name.rsplit(".", 1)[-1] for name in drawn_by(fig)], demo._shifteval_traced
     (['demo'], True)
     >>> plt.close(fig)
     """
@@ -74,6 +74,31 @@ def traced(function: _F) -> _F:
 
     setattr(wrapper, "_shifteval_traced", True)  # noqa: B010 (an attribute the types do not declare)
     return cast(_F, wrapper)  # functools.wraps keeps the signature
+
+
+def drawn_by(item: Any) -> list[str] | None:
+    """The traced library functions that drew ``item`` (see :func:`traced`), in order; None if untraced.
+
+    Parameters
+    ----------
+    item : object
+        A figure, or what a traced function returned (axes, a table).
+
+    Returns
+    -------
+    list of str or None
+        Dotted names of the functions, or ``None`` when no traced function marked ``item``.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> fig = image_grid(np.zeros((1, 1, 2, 2)))
+    >>> drawn_by(fig), drawn_by(plt.figure())
+    (['shifteval.viz.common.image_grid'], None)
+    >>> plt.close("all")
+    """
+    return getattr(item, "_shifteval_drawn_by", None)
 
 
 def set_style() -> None:
@@ -97,8 +122,38 @@ def set_style() -> None:
     plt.rcParams.update({"figure.dpi": 100, "savefig.dpi": 150, "figure.autolayout": False})
 
 
-def _percent_ticks(ax, lo: float, hi: float, scale: str, n: int = 6, which: str = "xy") -> None:
-    """Tick labels in accuracy percent on the ``which`` axes, wherever the scale puts them."""
+def percent_ticks(ax: Axes, lo: float, hi: float, scale: str, n: int = 6, which: str = "xy") -> None:
+    """Tick labels in accuracy percent on the ``which`` axes, wherever the scale puts them.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Axes whose coordinates are accuracies, on the linear scale or probit-transformed.
+    lo, hi : float
+        The accuracies the axes span, in (0, 1); on the probit scale the ticks are chosen among
+        round accuracies in this range.
+    scale : str
+        ``"linear"`` (every tick labelled in percent) or ``"probit"``.
+    n : int
+        The most ticks on the probit scale.
+    which : str
+        The axes to label: ``"x"``, ``"y"`` or ``"xy"``.
+
+    Returns
+    -------
+    None
+        The axes' ticks are set in place.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> fig, ax = plt.subplots()
+    >>> percent_ticks(ax, 0.6, 0.95, "probit", which="x")
+    >>> [t.get_text() for t in ax.get_xticklabels()]
+    ['60', '70', '80', '90', '95']
+    >>> plt.close(fig)
+    """
     axes = [a for key, a in (("x", ax.xaxis), ("y", ax.yaxis)) if key in which]
     if scale == "linear":
         for axis in axes:
@@ -426,96 +481,3 @@ def legibility_problems(record: dict) -> list[str]:
     if record["overlaps"]:
         problems.append(f"colliding panels {record['overlaps']}")
     return problems
-
-
-def figure(name: str, fig: Figure | None = None) -> None:
-    """Hand a figure to the book as a numbered, captioned figure (myst-nb ``glue``).
-
-    The figure is stored in the cell's output under ``name`` (hidden there) and closed; a following
-    markdown cell places it with ``{glue:figure} name`` and its caption, which Sphinx numbers and makes
-    cross-referenceable (``{numref}`fig-<name>```). Without myst-nb the figure is simply shown.
-
-    Parameters
-    ----------
-    name : str
-        The glue key (the figure's label in the book).
-    fig : matplotlib.figure.Figure, optional
-        The figure; by default the current one.
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> fig = image_grid(np.zeros((1, 1, 2, 2)))
-    >>> figure("doctest-grid", fig)
-    >>> plt.fignum_exists(fig.number)  # glued and closed
-    False
-    """
-    from ..book.results import trace_figure
-
-    fig = fig or plt.gcf()
-    trace_figure(name, getattr(fig, "_shifteval_drawn_by", None), legibility=legibility(fig))
-    try:
-        from myst_nb import glue
-    except ImportError:  # pragma: no cover - myst-nb comes with jupyter-book
-        plt.show()
-        return
-    glue(name, fig, display=False)
-    plt.close(fig)
-
-
-def _readable(frame: pd.DataFrame | Styler) -> pd.DataFrame | Styler:
-    """The table with display names (:mod:`shifteval.viz.names`); a ``Styler`` keeps its formats."""
-    import pandas as pd
-
-    from .names import display_name, readable
-
-    if isinstance(frame, pd.DataFrame):
-        return readable(frame)
-    styled = frame.format_index(display_name, axis=0).format_index(display_name, axis=1)
-    styled.data = styled.data.rename_axis(index=display_name, columns=display_name)
-    styled.index, styled.columns = styled.data.index, styled.data.columns
-    return styled
-
-
-def table(name: str, frame: pd.DataFrame | Styler) -> None:
-    """Hand a table (a DataFrame or its ``Styler``) to the book as a numbered, captioned table.
-
-    Row and column labels are shown by their display names (:func:`shifteval.viz.names.display_name`),
-    and an ``"estimate [lo, hi]"`` cell is kept on one line.
-
-    Like :func:`figure`: the table is glued under ``name`` and not shown in place; a following markdown
-    cell places it with ``{glue:figure} name`` and ``:name: tbl-<name>``, which the book's Sphinx
-    extension numbers as a table (``{numref}`tbl-<name>```). Without myst-nb the table is displayed.
-
-    Parameters
-    ----------
-    name : str
-        The glue key (the table's label in the book).
-    frame : pandas.DataFrame or pandas.io.formats.style.Styler
-        The table.
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> table("doctest-table", pd.DataFrame({"a": [1, 2]}))
-    """
-    from ..book.results import trace_figure
-
-    trace_figure(name, getattr(frame, "_shifteval_drawn_by", None), kind="table")
-    frame = _readable(frame)
-    try:
-        from myst_nb import glue
-    except ImportError:  # pragma: no cover - myst-nb comes with jupyter-book
-        from IPython.display import display
-
-        display(frame)
-        return
-    glue(name, frame, display=False)

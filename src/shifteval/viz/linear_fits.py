@@ -18,13 +18,14 @@ from numpy.typing import ArrayLike
 
 from ..datasets import published
 from ..linfit.fits import LinearFit, inverse_transform, transform
-from .common import FIT_COLOR, POINT_COLOR, _percent_ticks, subplots
+from .common import FIT_COLOR, POINT_COLOR, percent_ticks, subplots, traced
 from .names import display_name
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
+@traced
 def fit_panel(
     ax: Axes,
     orig: ArrayLike,
@@ -106,7 +107,7 @@ def fit_panel(
     ax.set_xlim(float(T(lo)), float(T(hi)))
     ax.set_ylim(float(T(lo)), float(T(hi)))
     ax.set_aspect("equal")
-    _percent_ticks(ax, lo, hi, scale)
+    percent_ticks(ax, lo, hi, scale)
     ax.set_xlabel(xlabel + ("\n— probit scale" if scale == "probit" else ""))
     ax.set_ylabel(ylabel + ("\n— probit scale" if scale == "probit" else ""))
     if title:
@@ -115,6 +116,7 @@ def fit_panel(
     return ax
 
 
+@traced
 def rank_change(
     ax: Axes, orig_rank: ArrayLike, new_rank: ArrayLike, names: ArrayLike | None = None, top: int = 8
 ) -> Axes:
@@ -195,6 +197,7 @@ def _table_panel(ax, table, fit: LinearFit, title: str, *, fv_extra: bool = Fals
     return ax
 
 
+@traced
 def fig1_linear_fits(cifar: pd.DataFrame, imagenet: pd.DataFrame, fits: dict[str, LinearFit]) -> Figure:
     """Recht et al. (2019), Figure 1: CIFAR-10 (Table 11) and ImageNet top-1 MatchedFrequency (Table 14).
 
@@ -234,6 +237,7 @@ def fig1_linear_fits(cifar: pd.DataFrame, imagenet: pd.DataFrame, fits: dict[str
     return fig
 
 
+@traced
 def fig6_linear_vs_probit(imagenet: pd.DataFrame, fits: dict[str, LinearFit]) -> Figure:
     """Recht et al. (2019), Figure 6: all 67 ImageNet models (Fisher vectors hollow), linear and probit.
 
@@ -280,6 +284,7 @@ def _grid(tables: dict, fits: dict, suffix: str, fv: bool):
     return fig
 
 
+@traced
 def fig12_all_test_sets(tables: dict[str, pd.DataFrame], fits: dict[str, LinearFit]) -> Figure:
     """Recht et al. (2019), Figure 12: top-1 (top row) and top-5 (bottom row) on the three new test sets.
 
@@ -303,6 +308,7 @@ def fig12_all_test_sets(tables: dict[str, pd.DataFrame], fits: dict[str, LinearF
     return _grid(tables, fits, "cnn", fv=False)
 
 
+@traced
 def fig13_probit_all_models(tables: dict[str, pd.DataFrame], fits: dict[str, LinearFit]) -> Figure:
     """Recht et al. (2019), Figure 13: Figure 12 on probit axes, all 67 models (Fisher vectors hollow).
 
@@ -324,6 +330,7 @@ def fig13_probit_all_models(tables: dict[str, pd.DataFrame], fits: dict[str, Lin
     return _grid(tables, fits, "all_probit", fv=True)
 
 
+@traced
 def table14_rank_change(table: pd.DataFrame, top: int = 8) -> Figure:
     """The printed ranks of Table 14 (ImageNet top-1 MatchedFrequency) as a figure (§3.3).
 
@@ -348,6 +355,7 @@ def table14_rank_change(table: pd.DataFrame, top: int = 8) -> Figure:
     return fig
 
 
+@traced
 def gaussian_model_panel(
     ax: Axes,
     acc1: ArrayLike,
@@ -396,20 +404,21 @@ def gaussian_model_panel(
     if fitted is not None:
         ax.plot(grid, fitted.slope * grid + fitted.intercept, color="0.2", ls=":", lw=1.5,
                 label=f"least squares: {fitted.slope:.3f}, {fitted.intercept:.3f}")  # fmt: skip
-    _percent_ticks(
+    percent_ticks(
         ax,
         float(inverse_transform(grid.min(), "probit")),
         float(inverse_transform(grid.max(), "probit")),
         "probit",
         which="x",
     )
-    _percent_ticks(ax, float(np.min(acc2)) - 0.02, float(np.max(acc2)) + 0.02, "probit", which="y")
+    percent_ticks(ax, float(np.min(acc2)) - 0.02, float(np.max(acc2)) + 0.02, "probit", which="y")
     ax.set_xlabel("accuracy on test set 1 (%) — probit scale")
     ax.set_ylabel("accuracy on test set 2 (%) — probit scale")
     ax.legend(loc="upper left", fontsize="small")
     return ax
 
 
+@traced
 def engstrom_fig6b_timm_testbed(table: pd.DataFrame, fit: LinearFit, recht_fit: LinearFit) -> Figure:
     """Engstrom et al. (2020), Figure 6b unadjusted: 136 timm models, with Recht et al.'s line (dotted).
 
@@ -443,6 +452,7 @@ def engstrom_fig6b_timm_testbed(table: pd.DataFrame, fit: LinearFit, recht_fit: 
     return fig
 
 
+@traced
 def sec53_gaussian_difficulty(runs: dict[str, tuple]) -> Figure:
     """Recht et al. (2019), §5.3: simulated probit accuracies against the Gaussian model's line.
 
@@ -467,6 +477,7 @@ def sec53_gaussian_difficulty(runs: dict[str, tuple]) -> Figure:
     return fig
 
 
+@traced
 def zoo_fits(
     acc: pd.DataFrame,
     fits: dict[tuple[str, str], LinearFit],
@@ -510,6 +521,7 @@ def zoo_fits(
     return fig
 
 
+@traced
 def per_image_class_drops(drops: ArrayLike, share: float = 0.9) -> Figure:
     """Per-class accuracy drop on MatchedFrequency, classes sorted by their mean drop over models.
 
@@ -550,6 +562,7 @@ def per_image_class_drops(drops: ArrayLike, share: float = 0.9) -> Figure:
     return fig
 
 
+@traced
 def fits_table(frame: pd.DataFrame) -> pd.DataFrame:
     """A table of fits as the page shows it: the paper's printed fit in a row under ours.
 

@@ -9,7 +9,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-from .common import subplots, wrap
+from .common import subplots, traced, wrap
 from .names import display_name
 
 if TYPE_CHECKING:
@@ -23,6 +23,7 @@ def _named(names: dict) -> dict:
     return {role: display_name(name) for role, name in names.items()}
 
 
+@traced
 def reliability_diagram(
     ax: Axes, confidence: ArrayLike, correct: ArrayLike, label: str, bins: int = 10, color: str | None = None
 ) -> Axes:
@@ -81,6 +82,7 @@ def _source_target(pair):
     return (b, a) if len(b.labels) > len(a.labels) else (a, b)
 
 
+@traced
 def fig1_accuracy_confidence(
     pairs_by_target: dict[str, dict[str, tuple[Predictions, Predictions]]],
     tables: dict[tuple[str, str], pd.DataFrame],
@@ -137,6 +139,7 @@ def fig1_accuracy_confidence(
     return fig
 
 
+@traced
 def fig3_matched_gaps(tables: dict[tuple[str, str], pd.DataFrame], by: str = "label_and_prob") -> Figure:
     """Figures 3/4 (Algorithm 1) and 6/7 (Algorithm 2): accuracy, matched accuracy and gaps per model.
 
@@ -201,6 +204,7 @@ def fig3_matched_gaps(tables: dict[tuple[str, str], pd.DataFrame], by: str = "la
     return fig
 
 
+@traced
 def fig5_reliability(panels: dict[str, tuple[str, dict]]) -> Figure:
     """Figures 5 and 8: reliability diagrams and densities of p̂ of the matched and unmatched subsets.
 
@@ -250,6 +254,7 @@ def fig5_reliability(panels: dict[str, tuple[str, dict]]) -> Figure:
     return fig
 
 
+@traced
 def eps_sensitivity(sweep: pd.DataFrame, model: str, names: dict[str, str]) -> Figure:
     """Matched gap and fraction unmatched against ε (log axis) for one model, both algorithms.
 
@@ -296,6 +301,7 @@ def eps_sensitivity(sweep: pd.DataFrame, model: str, names: dict[str, str]) -> F
     return fig
 
 
+@traced
 def quantised_probabilities(quant: pd.DataFrame, eps: float, eps_small: float) -> Figure:
     """Fraction unmatched at ε and at a near-zero ε against the number of distinct probabilities.
 
@@ -340,6 +346,7 @@ def quantised_probabilities(quant: pd.DataFrame, eps: float, eps_small: float) -
     return fig
 
 
+@traced
 def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
     """The summary over models as the page shows it: rows by target set and algorithm, one source column.
 

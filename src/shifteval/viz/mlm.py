@@ -12,12 +12,13 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-from .common import MAX_PANELS_PER_ROW, image_grid, subplots
+from .common import MAX_PANELS_PER_ROW, image_grid, subplots, traced
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
+@traced
 def class_matrices(panels: Sequence[tuple[ArrayLike, str, str, str, str]], size: float = 3.8) -> Figure:
     """Side-by-side annotated K×K heatmaps (confusion matrices, MLMs); returns the figure.
 
@@ -54,6 +55,7 @@ def class_matrices(panels: Sequence[tuple[ArrayLike, str, str, str, str]], size:
     return fig
 
 
+@traced
 def fig1_2_confusion_and_mlm(cm: ArrayLike, m_perturbed: ArrayLike, m_clean: ArrayLike) -> Figure:
     """Figure 1 (clean confusion counts) beside Figure 2 (MLM of all perturbed outputs) and the clean MLM.
 
@@ -86,6 +88,7 @@ def fig1_2_confusion_and_mlm(cm: ArrayLike, m_perturbed: ArrayLike, m_clean: Arr
     )
 
 
+@traced
 def fig3_4_ambiguous(
     images: ArrayLike,
     probs: np.ndarray,
@@ -147,6 +150,7 @@ def fig3_4_ambiguous(
     return fig
 
 
+@traced
 def perturbation_grid(
     kept: Mapping[tuple[str, int], np.ndarray],
     names: Sequence[str],
@@ -192,6 +196,7 @@ def perturbation_grid(
     )
 
 
+@traced
 def fig5_7_accuracy(
     accuracy: pd.DataFrame, mean_by_level: ArrayLike, clean: float, targets: ArrayLike | None = None
 ) -> Figure:
@@ -244,6 +249,7 @@ def fig5_7_accuracy(
     return fig
 
 
+@traced
 def fig6_one_digit(
     clean_image: np.ndarray,
     clean_probs: ArrayLike,
@@ -332,6 +338,7 @@ def fig6_one_digit(
     return fig
 
 
+@traced
 def calibration_curves(curves: Mapping[str, tuple[ArrayLike, ArrayLike]], targets: Sequence[float]) -> Figure:
     """Calibration model's accuracy against strength per perturbation, with the target accuracies.
 
@@ -369,6 +376,7 @@ def calibration_curves(curves: Mapping[str, tuple[ArrayLike, ArrayLike]], target
     return fig
 
 
+@traced
 def rank_agreement(rank: pd.DataFrame, m_clean: ArrayLike, rates_mid: ArrayLike, mid: int) -> Figure:
     """Spearman correlation per level (left) and the clean MLM against observed rates at one level.
 

@@ -3,9 +3,10 @@
 Results, claims and files keep the code's identifiers (``matchedfrequency``, ``knn_5``,
 ``v1+fog@3``, ``autoeval_energy_ood``); only the tables the book shows pass through
 :func:`display_name` (row and column labels) and :func:`readable` (a whole frame), which
-:func:`shifteval.viz.table` applies to every table. The names are those of the papers: Recht et al.
-(2019, §3.1) call the replicated ImageNet test sets *MatchedFrequency*, *Threshold0.7* and *TopImages*;
-Anzaku et al. number their matching procedures Algorithms 1 and 2.
+:meth:`shifteval.book.results.Results.table` applies to every table (:func:`readable_table`). The
+names are those of the papers: Recht et al. (2019, §3.1) call the replicated ImageNet test sets
+*MatchedFrequency*, *Threshold0.7* and *TopImages*; Anzaku et al. number their matching procedures
+Algorithms 1 and 2.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
+    from pandas.io.formats.style import Styler
 
 NBSP = "\u00a0"
 
@@ -209,6 +211,38 @@ def readable(frame: pd.DataFrame) -> pd.DataFrame:
         if not pd.api.types.is_numeric_dtype(out.iloc[:, i]):
             out.iloc[:, i] = out.iloc[:, i].map(_cell)
     return out
+
+
+def readable_table(frame: pd.DataFrame | Styler) -> pd.DataFrame | Styler:
+    """A table as the book shows it: :func:`readable` for a frame; a ``Styler`` keeps its formats.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame or pandas.io.formats.style.Styler
+        A table as a chapter computes it, or styled.
+
+    Returns
+    -------
+    pandas.DataFrame or pandas.io.formats.style.Styler
+        A frame as :func:`readable` returns it; a ``Styler`` whose row and column labels (and their
+        names) are shown by their display names, its cell formats unchanged.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"n_models": [3]}, index=pd.Index(["knn_5"], name="ood_share"))
+    >>> html = readable_table(frame.style.format("{:d}")).to_html()
+    >>> "k-NN, k = 5" in html, "OOD share" in html, "models" in html, "knn_5" in html
+    (True, True, True, False)
+    """
+    import pandas as pd
+
+    if isinstance(frame, pd.DataFrame):
+        return readable(frame)
+    styled = frame.format_index(display_name, axis=0).format_index(display_name, axis=1)
+    styled.data = styled.data.rename_axis(index=display_name, columns=display_name)
+    styled.index, styled.columns = styled.data.index, styled.data.columns
+    return styled
 
 
 def intervals(frame: pd.DataFrame, fmt: str = ".3f", low: str = "_low", high: str = "_high") -> pd.DataFrame:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .common import subplots
+from .common import subplots, traced
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..autoeval.network import Outputs
 
 
+@traced
 def energy_histograms(
     ax: Axes, energies: dict[str, ArrayLike], threshold: float, title: str | None = None, bins: int = 60
 ) -> Axes:
@@ -70,6 +71,7 @@ def energy_histograms(
     return ax
 
 
+@traced
 def fig_energy(
     train: Outputs, outputs: dict[str, Outputs], ref_id: str, oods: Sequence[str], percentile: float
 ) -> Figure:
@@ -127,6 +129,7 @@ def fig_energy(
     return fig
 
 
+@traced
 def meta_regression(
     fd_train: ArrayLike,
     acc_train: ArrayLike,
@@ -184,6 +187,7 @@ def meta_regression(
     return fig
 
 
+@traced
 def fig3_threshold_sweep(sweep: pd.DataFrame) -> Figure:
     """The paper's Figure 3: ID images excluded, OOD images kept and RMSE against the threshold percentile.
 
@@ -223,6 +227,7 @@ def fig3_threshold_sweep(sweep: pd.DataFrame) -> Figure:
     return fig
 
 
+@traced
 def fig4_ood_share(
     shares: pd.DataFrame,
     labels: dict[str, str],
@@ -270,6 +275,7 @@ def fig4_ood_share(
     return fig
 
 
+@traced
 def fig5_unseen(
     unseen_rmse: pd.DataFrame,
     labels: dict[str, str],
@@ -319,6 +325,7 @@ BY_SOURCE_COLUMNS = {
 }
 
 
+@traced
 def by_source_table(
     table: pd.DataFrame, remedy: pd.Series, accuracy: dict, clean: str | None = None
 ) -> Styler:
@@ -374,6 +381,7 @@ METHOD_HEADINGS = {
 }
 
 
+@traced
 def method_columns(table: pd.DataFrame) -> pd.DataFrame:
     """The table with its method columns under two-line headings (:data:`METHOD_HEADINGS`).
 
@@ -397,6 +405,7 @@ def method_columns(table: pd.DataFrame) -> pd.DataFrame:
     return table.set_axis(pd.MultiIndex.from_tuples([METHOD_HEADINGS[m] for m in table.columns]), axis=1)
 
 
+@traced
 def rmse_table(table: pd.DataFrame) -> Styler:
     """Table 1 (or 2) as the page shows it: one row per test set, RMSE in points, each row's best shaded.
 

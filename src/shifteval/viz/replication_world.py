@@ -12,7 +12,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-from .common import subplots
+from .common import subplots, traced
 from .names import display_name
 
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..datasets.world import World
 
 
+@traced
 def frequency_histograms(ax: Axes, observed: ArrayLike, true: ArrayLike, title: str | None = None) -> Axes:
     """Observed (annotator) vs. true selection frequencies of one test set (Engstrom et al. 2020, Fig. 4).
 
@@ -71,6 +72,7 @@ def frequency_histograms(ax: Axes, observed: ArrayLike, true: ArrayLike, title: 
     return ax
 
 
+@traced
 def accuracy_change_panel(
     ax: Axes,
     table: pd.DataFrame,
@@ -124,6 +126,7 @@ def accuracy_change_panel(
     return ax
 
 
+@traced
 def fig1_example_grid(world: World, levels: int = 9, seed: int | None = None) -> Figure:
     """One base digit per class rendered at increasing difficulty (rows: classes; columns: ``d``).
 
@@ -164,6 +167,7 @@ def fig1_example_grid(world: World, levels: int = 9, seed: int | None = None) ->
     return image_grid(grid, row_labels=[str(c) for c in range(10)], col_labels=[f"d={v:.2f}" for v in ds])
 
 
+@traced
 def fig2_difficulty(world: World) -> Figure:
     """Difficulty histograms of both candidate pools, v1 after the majority filter, and the replicated sets.
 
@@ -214,6 +218,7 @@ def fig2_difficulty(world: World) -> Figure:
     return fig
 
 
+@traced
 def fig3_frequencies(world: World) -> Figure:
     """Observed vs true selection frequencies of v1 and the three replicated sets (Engstrom et al., Fig. 4).
 
@@ -250,6 +255,7 @@ def fig3_frequencies(world: World) -> Figure:
     return fig
 
 
+@traced
 def fig4_accuracy_change(table: pd.DataFrame, strategies: Sequence[str]) -> Figure:
     """Every model's replicated-set accuracy against its v1 accuracy (Recht et al., Figure 1's layout).
 
@@ -278,6 +284,7 @@ def fig4_accuracy_change(table: pd.DataFrame, strategies: Sequence[str]) -> Figu
     return fig
 
 
+@traced
 def fig5_ablation(
     changes: dict[str, dict], ablation_changes: dict[str, dict], built_label: str, ablation_label: str
 ) -> Figure:

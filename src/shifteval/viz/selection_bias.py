@@ -12,17 +12,22 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from ..selection import parametric, toy
-from .common import subplots, wrap
+from .common import subplots, traced, wrap
 from .names import display_name
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
+@traced
 def fig3_toy_model(
-    sample: ArrayLike, alpha: float, beta: float, n: int = 10, ns: Sequence[int] = (1, 3, 10, 40, 200)
+    sample: ArrayLike,
+    alpha: float,
+    beta: float,
+    annotators: int = 10,
+    annotator_counts: Sequence[int] = (1, 3, 10, 40, 200),
 ) -> Figure:
-    """Engstrom et al. (2020), Figure 3: Eq. (1) against a Monte-Carlo run, and v2's density as ``n`` grows.
+    """Engstrom et al. (2020), Figure 3: Eq. (1) against a Monte-Carlo run, and v2's density as annotators grow.
 
     Parameters
     ----------
@@ -31,10 +36,10 @@ def fig3_toy_model(
         (:func:`shifteval.selection.simulate_toy_replication`).
     alpha, beta : float
         Beta(α, β) of the candidates' true selection frequencies (p_flickr).
-    n : int
+    annotators : int
         Annotators per candidate in the Monte-Carlo run (left panel).
-    ns : sequence of int
-        Annotator counts of the densities in the right panel.
+    annotator_counts : sequence of int
+        Annotators per candidate of the densities in the right panel.
 
     Returns
     -------
@@ -44,7 +49,7 @@ def fig3_toy_model(
     Examples
     --------
     >>> import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
-    >>> fig = fig3_toy_model(toy.simulate_toy_replication(2.0, 2.0, 10, 2000), 2.0, 2.0, ns=(1, 10))
+    >>> fig = fig3_toy_model(toy.simulate_toy_replication(2.0, 2.0, 10, 2000), 2.0, 2.0, annotator_counts=(1, 10))
     >>> x, y = fig.axes[0].lines[0].get_data()  # Eq. (1), a density on [0, 1]
     >>> round(float(np.sum(y) * (x[1] - x[0])), 2), [line.get_label() for line in fig.axes[1].lines]
     (1.0, ['n = 1', 'n = 10', 'p₁'])
@@ -54,12 +59,13 @@ def fig3_toy_model(
     grid = np.linspace(0.001, 0.999, 400)
     fig, axes = subplots(1, 2, height=3.4)
     axes[0].hist(sample, bins=np.linspace(0, 1, 41).tolist(), density=True, alpha=0.4,
-                 label=f"simulated, n = {n} ({len(sample):,} accepted)")  # fmt: skip
-    axes[0].plot(grid, toy.toy_v2_density(grid, alpha, beta, n), lw=2, label=f"Eq. (1), n = {n}")
+                 label=f"simulated, n = {annotators} ({len(sample):,} accepted)")  # fmt: skip
+    density = toy.toy_v2_density(grid, alpha, beta, annotators)
+    axes[0].plot(grid, density, lw=2, label=f"Eq. (1), n = {annotators}")
     axes[0].plot(grid, stats.beta.pdf(grid, alpha + 1, beta), "k--", lw=1.2, label="p₁ (v1)")
     axes[0].plot(grid, stats.beta.pdf(grid, alpha, beta), "k:", lw=1.2, label="p_flickr (candidates)")
-    for m in ns:
-        axes[1].plot(grid, toy.toy_v2_density(grid, alpha, beta, m), label=f"n = {m}")
+    for count in annotator_counts:
+        axes[1].plot(grid, toy.toy_v2_density(grid, alpha, beta, count), label=f"n = {count}")
     axes[1].plot(grid, stats.beta.pdf(grid, alpha + 1, beta), "k--", lw=1.2, label="p₁")
     for ax in axes:
         ax.set_xlabel("true selection frequency s")
@@ -68,6 +74,7 @@ def fig3_toy_model(
     return fig
 
 
+@traced
 def fig4_fresh_frequencies(counts_v1: ArrayLike, counts_v2: ArrayLike, annotators: int) -> Figure:
     """Engstrom et al., Figure 4: fresh observed frequencies of v1 and MatchedFrequency.
 
@@ -107,6 +114,7 @@ def fig4_fresh_frequencies(counts_v1: ArrayLike, counts_v2: ArrayLike, annotator
     return fig
 
 
+@traced
 def fig5_naive(
     votes_v2: ArrayLike, s_v2: ArrayLike, correct_best: ArrayLike, best_name: str, curve: dict
 ) -> Figure:
@@ -176,6 +184,7 @@ def fig5_naive(
     return fig
 
 
+@traced
 def fig6_estimates(
     acc_v1: ArrayLike,
     acc_v2: ArrayLike,
@@ -251,6 +260,7 @@ def fig6_estimates(
     return fig
 
 
+@traced
 def fig7_mixtures(
     panels: Sequence[tuple[str, ArrayLike, ArrayLike, parametric.BetaBinomialMixture]], annotators: int
 ) -> Figure:
@@ -307,6 +317,7 @@ def fig7_mixtures(
     return fig
 
 
+@traced
 def fig11_gap_vs_annotators(gaps: dict) -> plt.Figure:
     """Engstrom et al., Figure 11 (App. D.1): the v1 - replication gap against the matching votes.
 
@@ -341,16 +352,17 @@ def fig11_gap_vs_annotators(gaps: dict) -> plt.Figure:
     return fig
 
 
+@traced
 def fig12_jackknife_by_annotators(
-    sizes: ArrayLike, estimates: ArrayLike, names: list, truth: ArrayLike, shown: int = 10
+    annotator_counts: ArrayLike, estimates: ArrayLike, names: list, truth: ArrayLike, shown: int = 10
 ) -> plt.Figure:
     """Engstrom et al., Figure 12 (App. E): each model's n-annotator jackknife estimate against 1/n.
 
     Parameters
     ----------
-    sizes : array_like of int
-        Annotator counts n.
-    estimates : array_like, shape (len(sizes), models)
+    annotator_counts : array_like of int
+        Numbers of annotators n.
+    estimates : array_like, shape (len(annotator_counts), models)
         :func:`shifteval.selection.study.jackknife_by_annotators`.
     names : list of str
         Model names.
@@ -370,7 +382,7 @@ def fig12_jackknife_by_annotators(
     est, truth = np.asarray(estimates, dtype=float), np.asarray(truth, dtype=float)
     order = np.argsort(truth)
     pick = order[np.unique(np.linspace(0, len(order) - 1, min(shown, len(order))).round().astype(int))]
-    x = 1 / np.asarray(sizes, dtype=float)
+    x = 1 / np.asarray(annotator_counts, dtype=float)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for i, j in enumerate(pick):
         color = plt.cm.viridis(i / max(1, len(pick) - 1))
@@ -384,6 +396,7 @@ def fig12_jackknife_by_annotators(
     return fig
 
 
+@traced
 def fig13_14_sweeps(acc_v1: ArrayLike, acc_v2: ArrayLike, truth: ArrayLike, sweeps: dict) -> plt.Figure:
     """Engstrom et al., Figures 13 and 14 (App. F.2, F.3): the parametric estimate under other settings.
 

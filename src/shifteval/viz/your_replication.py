@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import inspect
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .common import subplots
-from .linear_fits import fit_panel
+from . import linear_fits
+from .common import subplots, traced
+
+#: The linear-fits panel without its own trace: a figure of this chapter that draws it is traced to this
+#: module's function alone.
+_fit_panel = inspect.unwrap(linear_fits.fit_panel)
 
 REFERENCE_STYLES = {"CIFAR-10": ("tab:orange", "--"), "ImageNet": ("tab:green", ":")}
 
 
+@traced
 def fit_with_references(table: pd.DataFrame, fits: dict, refs: dict) -> Figure:
     """Your models' new vs original accuracy, the linear and probit fits, and Recht et al.'s lines.
 
@@ -47,7 +54,7 @@ def fit_with_references(table: pd.DataFrame, fits: dict, refs: dict) -> Figure:
     ci_y = (table["acc_new_low"].to_numpy(float), table["acc_new_high"].to_numpy(float))
     for ax, scale in zip(axes, ("linear", "probit"), strict=True):
         fit = fits[scale]["fit"]
-        fit_panel(ax, x, y, fit, orig_ci=ci_x, new_ci=ci_y, title=f"{scale} fit", point_label="your model")
+        _fit_panel(ax, x, y, fit, orig_ci=ci_x, new_ci=ci_y, title=f"{scale} fit", point_label="your model")
         lo, hi = ax.get_xlim()
         for name, r in refs.items():
             color, style = REFERENCE_STYLES.get(name, ("grey", "-."))
@@ -60,6 +67,7 @@ def fit_with_references(table: pd.DataFrame, fits: dict, refs: dict) -> Figure:
     return fig
 
 
+@traced
 def matched_gaps(tables: dict) -> Figure:
     """Each model's accuracy gap and matched gaps (Algorithms 1 and 2), and the fraction unmatched.
 
@@ -100,6 +108,7 @@ def matched_gaps(tables: dict) -> Figure:
     return fig
 
 
+@traced
 def selection_estimates(table: pd.DataFrame) -> Figure:
     """Original, new and selection-adjusted new accuracy of every model (Engstrom et al. 2020, Fig. 6).
 
@@ -145,6 +154,7 @@ def selection_estimates(table: pd.DataFrame) -> Figure:
     return fig
 
 
+@traced
 def mlm_sets(result: dict) -> Figure:
     """The best model's MLM on the original against the new set (one point per pair of classes).
 
@@ -177,6 +187,7 @@ def mlm_sets(result: dict) -> Figure:
     return fig
 
 
+@traced
 def label_free(new: pd.DataFrame, unlabeled: pd.DataFrame) -> Figure:
     """Label-free estimates against the true new accuracy, and the estimates of the unlabeled set.
 
@@ -223,6 +234,7 @@ def label_free(new: pd.DataFrame, unlabeled: pd.DataFrame) -> Figure:
     return fig
 
 
+@traced
 def skipped(title: str, reason: str) -> Figure:
     """A placeholder figure saying that an analysis was skipped and why (the page keeps its layout).
 

@@ -104,16 +104,16 @@ def export_world(
     zoo_size: str = "default",
     new: str = "matchedfrequency",
     unlabeled: str | None = "threshold0.7",
-    reannotators: int = 40,
+    annotators: int = 40,
     seed: int = 0,
 ) -> Path:
     """The replication world's zoo as a replication folder: v1 against a replicated set.
 
-    Every model's probabilities on v1 (original) and on ``new``; fresh votes of ``reannotators``
+    Every model's probabilities on v1 (original) and on ``new``; fresh votes of ``annotators``
     annotators on both, as Engstrom et al. (2020, §3) re-annotated ImageNet and ImageNetV2
     (:func:`shifteval.selection.study.reannotate`); and the probabilities on a third replicated set as
     the unlabeled set. The zoo is read from (or trained into) the shared cache
-    (:func:`shifteval.zoo.build_zoo`).
+    (:func:`shifteval.zoo.build.build_zoo`).
 
     Parameters
     ----------
@@ -127,7 +127,7 @@ def export_world(
         The replicated set playing the new test set.
     unlabeled : str, optional
         The replicated set given without labels (None: no unlabeled set).
-    reannotators : int
+    annotators : int
         Fresh votes per image (0: no votes).
     seed : int
         Seed of the fresh votes.
@@ -155,18 +155,18 @@ def export_world(
         m: {s: {"probs": z.predictions(m, split).probs} for s, split in sets.items()} for m in z.names
     }
     votes = None
-    if reannotators:
+    if annotators:
         s_true = w.examples.s.to_numpy()
         v1, v2 = selection_study.reannotate(
-            s_true[w.split_index("v1")], s_true[w.split_index(new)], reannotators, seed
+            s_true[w.split_index("v1")], s_true[w.split_index(new)], annotators, seed
         )
         votes = {
-            "original": (v1.sum(1), np.full(len(v1), reannotators)),
-            "new": (v2.sum(1), np.full(len(v2), reannotators)),
+            "original": (v1.sum(1), np.full(len(v1), annotators)),
+            "new": (v2.sum(1), np.full(len(v2), annotators)),
         }
     names = {"original": "v1", "new": new, "n_classes": int(w.labels.max()) + 1}
     names |= {UNLABELED: unlabeled} if unlabeled else {}
-    params = {"world": w.config.key(), "zoo_size": zoo_size, "reannotators": reannotators, "seed": seed}
+    params = {"world": w.config.key(), "zoo_size": zoo_size, "annotators": annotators, "seed": seed}
     root = write_folder(out, {s: labels[s] for s in SETS}, predictions, votes, names, params)
     atomic_write_json(root / "export.json", {"source": "shifteval export-predictions", **params})
     return root

@@ -263,71 +263,16 @@ def load_folder(path: str | Path) -> ReplicationData:
     if not root.is_dir():
         raise FolderError(f"{root}: no such folder; expected a replication folder (labels/, predictions/)")
     problems: list[str] = []
-    meta = {}
-    if (root / "replication.json").is_file():
-        try:
-            meta = json.loads((root / "replication.json").read_text(encoding="utf-8"))
-        except ValueError as exc:
-            problems.append(f"{root / 'replication.json'}: not valid JSON ({exc})")
-    labels = {s: _read_labels(root / "labels" / f"{s}.npy", problems) for s in SETS}
-    k = _n_classes(root, meta, problems)
-    for s, y in labels.items():
-        if y is not None and k is not None and y.max() >= k:
-            problems.append(
-                f"{root / 'labels' / f'{s}.npy'}: labels must lie in [0, {k}); found {int(y.max())}"
-            )
-            labels[s] = None
+    meta = _read_meta(root, problems)
+    labels, k = _read_label_files(root, meta, problems)
     pred_dir = root / "predictions"
     models = sorted(p.name for p in pred_dir.iterdir() if p.is_dir()) if pred_dir.is_dir() else []
     if not models:
         problems.append(
             f"{pred_dir}: no model folders; expected predictions/<model>/original.npz and new.npz"
         )
-    correct: dict[str, list[np.ndarray]] = {s: [] for s in SETS}
-    probs: dict = {s: {} for s in (*SETS, UNLABELED)}
-    kinds = {}
-    for m in models:
-        got: dict[str, tuple | None] = {}
-        for s in SETS:
-            f = pred_dir / m / f"{s}.npz"
-            lab = labels[s]
-            if not f.is_file():
-                problems.append(f"{f}: missing; expected the predictions of model {m!r} on the {s} set")
-            elif lab is not None:
-                got[s] = _read_prediction(f, lab, k, problems)
-        ready = {s: v for s, v in got.items() if v is not None}
-        if len(ready) == 2:
-            for s in SETS:
-                correct[s].append(ready[s][1])
-                if ready[s][2] is not None:
-                    probs[s][m] = ready[s][2]
-            kinds[m] = max((ready[s][0] for s in SETS), key=KINDS.index)
-        f = pred_dir / m / f"{UNLABELED}.npz"
-        if f.is_file():
-            arrays = _read_npz(f, problems)
-            if arrays is not None and "probs" not in arrays:
-                problems.append(f"{f}: holds {sorted(arrays)}; expected 'probs' (U×K softmax probabilities)")
-            elif arrays is not None:
-                raw = np.asarray(arrays["probs"])
-                checked = _check_probs(f, raw, len(raw), k, problems) if raw.ndim == 2 else None
-                if checked is None and raw.ndim != 2:
-                    problems.append(f"{f}: 'probs' must be a U×K array, got shape {raw.shape}")
-                elif checked is not None:
-                    probs[UNLABELED][m] = checked
-    votes = {}
-    have = [s for s in SETS if (root / "votes" / f"{s}.npz").is_file()]
-    if len(have) == 1:
-        other = next(s for s in SETS if s not in have)
-        problems.append(
-            f"{root / 'votes' / f'{other}.npz'}: missing; votes must be given for both sets or neither"
-        )
-    elif have:
-        for s in SETS:
-            lab = labels[s]
-            if lab is not None:
-                v = _read_votes(root / "votes" / f"{s}.npz", len(lab), problems)
-                if v is not None:
-                    votes[s] = v
+    correct, probs, kinds = _read_predictions(pred_dir, models, labels, k, problems)
+    votes = _read_vote_files(root, labels, problems)
     if problems:
         raise FolderError(f"{root} is not a valid replication folder:\n- " + "\n- ".join(problems))
     if k is None:
@@ -345,6 +290,103 @@ def load_folder(path: str | Path) -> ReplicationData:
         n_classes=int(k),
         kinds=kinds,
     )
+
+
+def _read_meta(root: Path, problems: list) -> dict:
+    """``replication.json`` as a dict (empty when absent or unreadable; unreadable is a problem)."""
+    meta = {}
+    if (root / "replication.json").is_file():
+        try:
+            meta = json.loads((root / "replication.json").read_text(encoding="utf-8"))
+        except ValueError as exc:
+            problems.append(f"{root / 'replication.json'}: not valid JSON ({exc})")
+    return meta
+
+
+def _read_label_files(root: Path, meta: dict, problems: list) -> tuple[dict, int | None]:
+    """Both label files (None where unusable) and K (:func:`_n_classes`); labels must lie below K."""
+    labels = {s: _read_labels(root / "labels" / f"{s}.npy", problems) for s in SETS}
+    k = _n_classes(root, meta, problems)
+    for s, y in labels.items():
+        if y is not None and k is not None and y.max() >= k:
+            problems.append(
+                f"{root / 'labels' / f'{s}.npy'}: labels must lie in [0, {k}); found {int(y.max())}"
+            )
+            labels[s] = None
+    return labels, k
+
+
+def _read_predictions(pred_dir: Path, models: list, labels: dict, k: int | None, problems: list) -> tuple:
+    """``(correct, probs, kinds)`` of every model readable on both sets, with its unlabeled probabilities.
+
+    ``correct`` maps each set to the models' correctness arrays, ``probs`` each set (and the unlabeled
+    one) to ``{model: probabilities}`` where the files hold them, ``kinds`` each model to its most
+    informative kind of prediction (:data:`KINDS`).
+    """
+    correct: dict[str, list[np.ndarray]] = {s: [] for s in SETS}
+    probs: dict = {s: {} for s in (*SETS, UNLABELED)}
+    kinds = {}
+    for m in models:
+        ready = _read_model(pred_dir / m, labels, k, problems)
+        if len(ready) == 2:
+            for s in SETS:
+                correct[s].append(ready[s][1])
+                if ready[s][2] is not None:
+                    probs[s][m] = ready[s][2]
+            kinds[m] = max((ready[s][0] for s in SETS), key=KINDS.index)
+        f = pred_dir / m / f"{UNLABELED}.npz"
+        if f.is_file():
+            unlabeled = _read_unlabeled(f, k, problems)
+            if unlabeled is not None:
+                probs[UNLABELED][m] = unlabeled
+    return correct, probs, kinds
+
+
+def _read_model(folder: Path, labels: dict, k: int | None, problems: list) -> dict:
+    """One model's readable predictions, ``{set: (kind, correct, probs or None)}``, on sets with labels."""
+    got: dict[str, tuple | None] = {}
+    for s in SETS:
+        f = folder / f"{s}.npz"
+        lab = labels[s]
+        if not f.is_file():
+            problems.append(f"{f}: missing; expected the predictions of model {folder.name!r} on the {s} set")
+        elif lab is not None:
+            got[s] = _read_prediction(f, lab, k, problems)
+    return {s: v for s, v in got.items() if v is not None}
+
+
+def _read_unlabeled(path: Path, k: int | None, problems: list) -> np.ndarray | None:
+    """A model's U×K probabilities on the unlabeled set, or None after recording a problem."""
+    arrays = _read_npz(path, problems)
+    if arrays is None:
+        return None
+    if "probs" not in arrays:
+        problems.append(f"{path}: holds {sorted(arrays)}; expected 'probs' (U×K softmax probabilities)")
+        return None
+    raw = np.asarray(arrays["probs"])
+    if raw.ndim != 2:
+        problems.append(f"{path}: 'probs' must be a U×K array, got shape {raw.shape}")
+        return None
+    return _check_probs(path, raw, len(raw), k, problems)
+
+
+def _read_vote_files(root: Path, labels: dict, problems: list) -> dict:
+    """``{set: (k, n)}`` of the vote files, given for both sets or neither (one alone is a problem)."""
+    votes = {}
+    have = [s for s in SETS if (root / "votes" / f"{s}.npz").is_file()]
+    if len(have) == 1:
+        other = next(s for s in SETS if s not in have)
+        problems.append(
+            f"{root / 'votes' / f'{other}.npz'}: missing; votes must be given for both sets or neither"
+        )
+    elif have:
+        for s in SETS:
+            lab = labels[s]
+            if lab is not None:
+                v = _read_votes(root / "votes" / f"{s}.npz", len(lab), problems)
+                if v is not None:
+                    votes[s] = v
+    return votes
 
 
 def available_analyses(data: ReplicationData) -> dict[str, str | None]:

@@ -20,13 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..nets import (
-    _torch,
-    fit_torch,
-    loss_function,
-    predict_torch,
-    small_cnn,
-)
+from ..nets import fit_torch, loss_function, predict_torch, small_cnn, torch_module
 from ..utils import cache
 
 FAMILIES = ("sklearn", "cnn", "timm")
@@ -243,7 +237,7 @@ def train_torch(
     >>> predict_torch(net, x[:3]).shape
     (3, 10)
     """
-    torch = _torch()
+    torch = torch_module()
     torch.manual_seed(int(seed))
     model = _torch_model(spec)
     p = spec.params
@@ -332,8 +326,8 @@ def one_thread() -> Iterator[None]:
     trained on two threads differs in its last digits from one trained on one, and for networks the
     differences grow over epochs. Every zoo model is trained and evaluated on one thread: the same
     predictions on any machine, whether the zoo is built one model after another or by several processes
-    at once (:func:`shifteval.zoo.build_zoo`). Torch's count is set with ``torch.set_num_threads``, the
-    others with ``threadpoolctl`` (a scikit-learn dependency).
+    at once (:func:`shifteval.zoo.build.build_zoo`). Torch's count is set with ``torch.set_num_threads``,
+    the others with ``threadpoolctl`` (a scikit-learn dependency).
 
     Yields
     ------
@@ -350,7 +344,7 @@ def one_thread() -> Iterator[None]:
     """
     from threadpoolctl import threadpool_limits
 
-    torch = _torch()
+    torch = torch_module()
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -408,19 +402,29 @@ def default_zoo(size: str = "default") -> list[ModelSpec]:
     5
     """
     if size == "smoke":
-        return [
-            ModelSpec("gaussian_nb", "sklearn", "gaussian_nb"),
-            ModelSpec("logistic", "sklearn", "logistic", {"C": 0.1}),
-            ModelSpec("random_features_256", "sklearn", "random_features", {"n_features": 256}),
-            ModelSpec("fisher_vector_4", "sklearn", "fisher_vector", {"k": 4}),
-            ModelSpec("knn_5", "sklearn", "knn", {"k": 5}),
-            ModelSpec(
-                "cnn_w8_d2_ce", "cnn", "small_cnn", {"width": 8, "depth": 2, "epochs": 6, "batch_size": 32}
-            ),
-        ]
+        return _smoke_zoo()
     if size != "default":
         raise ValueError(f"zoo size must be 'default' or 'smoke', got {size!r}")
-    zoo = [
+    return [*_classical_models(), *_small_cnns(), *_timm_models()]
+
+
+def _smoke_zoo() -> list[ModelSpec]:
+    """Six models trained in seconds: five scikit-learn baselines and one small CNN."""
+    return [
+        ModelSpec("gaussian_nb", "sklearn", "gaussian_nb"),
+        ModelSpec("logistic", "sklearn", "logistic", {"C": 0.1}),
+        ModelSpec("random_features_256", "sklearn", "random_features", {"n_features": 256}),
+        ModelSpec("fisher_vector_4", "sklearn", "fisher_vector", {"k": 4}),
+        ModelSpec("knn_5", "sklearn", "knn", {"k": 5}),
+        ModelSpec(
+            "cnn_w8_d2_ce", "cnn", "small_cnn", {"width": 8, "depth": 2, "epochs": 6, "batch_size": 32}
+        ),
+    ]
+
+
+def _classical_models() -> list[ModelSpec]:
+    """The default zoo's scikit-learn models: linear, neighbours, trees, random and Fisher features, MLPs."""
+    return [
         ModelSpec("gaussian_nb", "sklearn", "gaussian_nb"),
         ModelSpec("logistic_C0.01", "sklearn", "logistic", {"C": 0.01}),
         ModelSpec("logistic_C1", "sklearn", "logistic", {"C": 1.0}),
@@ -436,6 +440,11 @@ def default_zoo(size: str = "default") -> list[ModelSpec]:
         ModelSpec("mlp_64", "sklearn", "mlp", {"hidden": [64], "max_iter": 40}),
         ModelSpec("mlp_256x2", "sklearn", "mlp", {"hidden": [256, 256], "max_iter": 60}),
     ]
+
+
+def _small_cnns() -> list[ModelSpec]:
+    """The default zoo's small CNNs: width, depth and epochs grown together, then other losses and seeds."""
+    zoo = []
     for width, depth, epochs in (
         (4, 2, 2),
         (8, 2, 3),
@@ -472,10 +481,17 @@ def default_zoo(size: str = "default") -> list[ModelSpec]:
                 {"width": 16, "depth": 3, "epochs": 10, "seed": seed},
             )
         )
-    # The two ResNets stop where their v1 accuracy has converged (default world, one thread): resnet10t
-    # 0.9455 after 4 epochs against 0.949 after 8, resnet18 0.932 after 3 against 0.945 after 6, at half
-    # the training time (29 s and 39 s). The ViT keeps 10 epochs: 0.675 after 5 against 0.868 after 10.
-    zoo += [
+    return zoo
+
+
+def _timm_models() -> list[ModelSpec]:
+    """The default zoo's timm architectures, trained from scratch: two ResNets, a MobileNetV3 and a small ViT.
+
+    The two ResNets stop where their v1 accuracy has converged (default world, one thread): resnet10t
+    0.9455 after 4 epochs against 0.949 after 8, resnet18 0.932 after 3 against 0.945 after 6, at half
+    the training time (29 s and 39 s). The ViT keeps 10 epochs: 0.675 after 5 against 0.868 after 10.
+    """
+    return [
         ModelSpec("timm_resnet10t", "timm", "resnet10t", {"epochs": 4}),
         ModelSpec("timm_resnet18", "timm", "resnet18", {"epochs": 3}),
         ModelSpec("timm_mobilenetv3_small_050", "timm", "mobilenetv3_small_050", {"epochs": 6}),
@@ -496,4 +512,3 @@ def default_zoo(size: str = "default") -> list[ModelSpec]:
             },
         ),  # fmt: skip
     ]
-    return zoo

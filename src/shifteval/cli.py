@@ -1,11 +1,18 @@
-"""The ``shifteval`` command: ``list``, ``run`` and ``build`` (see ``shifteval --help``)."""
+"""The ``shifteval`` command, the compendium's front door (see ``shifteval --help``).
+
+``list``, ``run`` and ``build`` execute chapters and build the book (:mod:`shifteval.book`); ``data``
+fetches and verifies the papers' datasets (:mod:`shifteval.datasets.download`); ``predict`` writes
+predictions of pretrained models into a prediction store (:mod:`shifteval.zoo.predict`);
+``export-predictions`` writes a replication folder (:mod:`shifteval.yourrep.export`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from . import pipeline, project
+from .book import pipeline, project
+from .book.assemble import EDITIONS
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -61,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     build.add_argument(
         "--edition",
-        choices=pipeline.EDITIONS,
+        choices=EDITIONS,
         default="full",
         help="full (default) or student: without solutions, into _build/student/html",
     )
@@ -131,7 +138,7 @@ def _add_export_parser(sub) -> None:
         "--unlabeled", default="threshold0.7", help="replicated set given without labels, or 'none'"
     )
     exp.add_argument(
-        "--reannotators", type=int, default=40, help="fresh votes per image (0: no votes; default: 40)"
+        "--annotators", type=int, default=40, help="fresh votes per image (0: no votes; default: 40)"
     )
     exp.add_argument("--seed", type=int, default=0, help="seed of the fresh votes")
 
@@ -139,10 +146,10 @@ def _add_export_parser(sub) -> None:
 def _export(args) -> int:
     import yaml
 
-    from ..yourrep import export, folder
+    from .yourrep import export, folder
 
     if args.source == "imagenetv2-release":
-        from ..datasets import released
+        from .datasets import released
 
         corr = released.imagenetv2_correctness()
         root = export.from_correctness(corr, args.out, "imagenet-validation-original", "imagenetv2-b-33")
@@ -153,7 +160,7 @@ def _export(args) -> int:
         raise ValueError(f"--world must be a YAML mapping, got {args.world!r}")
     unlabeled = None if args.unlabeled.lower() == "none" else args.unlabeled
     root = export.export_world(
-        args.out, world, args.zoo_size, args.new, unlabeled, args.reannotators, args.seed
+        args.out, world, args.zoo_size, args.new, unlabeled, args.annotators, args.seed
     )
     data = folder.load_folder(root)
     print(f"{root}: {len(data.models)} models, {data.names['original']} vs {data.names['new']}")
@@ -184,7 +191,7 @@ def _add_data_parser(sub) -> None:
 
 
 def _data(args) -> int:
-    from ..datasets import download
+    from .datasets import download
 
     if args.data_command == "list":
         for src in download.sources().values():
@@ -230,12 +237,28 @@ def _pairs(values, what):
     return out
 
 
-def main(argv=None) -> int:
-    """Run the command line; return the exit status."""
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return the exit status.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after ``shifteval``; those of the process by default.
+
+    Returns
+    -------
+    int
+        0 on success, 1 after an error (reported on standard error as ``shifteval: error: ...``).
+
+    Examples
+    --------
+    >>> main(["run", "no-such-chapter", "--params", "no-such-set.yaml"])
+    1
+    """
     args = _parser().parse_args(argv)
     try:
         if args.command == "data":
-            from ..datasets.download import DownloadError
+            from .datasets.download import DownloadError
 
             try:
                 return _data(args)
@@ -264,7 +287,7 @@ def main(argv=None) -> int:
             if args.data and args.chapter in DATA_FOLDER_PARAMETERS:
                 from pathlib import Path
 
-                from ..yourrep import folder
+                from .yourrep import folder
 
                 path = Path(args.data).resolve()
                 folder.load_folder(path)  # a malformed folder is refused here, before a kernel starts
@@ -287,7 +310,7 @@ def main(argv=None) -> int:
                 )  # fmt: skip
             )
         elif args.command == "predict":
-            from ..zoo import predict
+            from .zoo import predict
 
             jobs = predict.make_jobs(
                 args.models, args.datasets, _pairs(args.data_root, "--data-root"), args.out,

@@ -1,0 +1,12 @@
+"""The replication world's study (the replication-world chapter), on top of the world and its zoo.
+
+- :mod:`.changes` — how the zoo's accuracies change from v1 to the replicated test sets: mean change and
+  share of models dropping per sampling strategy, the world's version of Recht et al. (2019), Table 2,
+  on the world's own replication round or on another one.
+
+Every public name of these modules is importable from ``shifteval.replication``.
+"""
+
+from .changes import accuracy_changes, change_table, replication_changes, table2
+
+__all__ = ["accuracy_changes", "change_table", "replication_changes", "table2"]
