@@ -6,7 +6,7 @@ sample starting from the full-sample fit; the reference refits each sample from 
 (``selection.parametric_adjusted_accuracy``: random restarts, then EM and polish), as the bootstrap did
 before. Both use the same resampling indices; the script prints seconds per sample (median over
 repeats), the ratio, and how far the two methods' estimates are apart on the same samples.
-Also times per-image vote numbers (``n_i`` arrays) against one common ``n``: the same speed class.
+Also times per-image numbers of annotators (``annotators_i`` arrays) against one common number: the same speed class.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def data(rng, n1, n2, annotators, models):
 def reference(c1, c2, correct, annotators, n_boot, seed):
     """The bootstrap as before: every sample refitted from scratch, same index stream as the fast one."""
     rng = np.random.default_rng(seed)
-    selection.parametric_adjusted_accuracy(c1, c2, correct, annotators, seed=rng)  # the full-sample fit
+    selection.parametric_adjusted_accuracy(c1, c2, correct, annotators, seed=seed)  # the full-sample fit
     restarts = np.random.default_rng(seed + 1)  # the index stream stays the one bootstrap_parametric draws
     out = []
     for _ in range(n_boot):
@@ -65,7 +65,7 @@ def main() -> None:
     b = reference(c1, c2, correct, n, args.n_boot, 0)
     sd_ratio = np.median(a.std(axis=0) / b.std(axis=0))
     diffs = np.abs(a - b).mean(axis=0)
-    # per-image vote numbers: every image's n drawn from n-5..n, same data otherwise
+    # per-image numbers of annotators: every image's drawn from n-5..n, same data otherwise
     rng = np.random.default_rng(2)
     n1, n2 = rng.integers(n - 5, n + 1, len(c1)), rng.integers(n - 5, n + 1, len(c2))
     k1, k2 = np.minimum(c1, n1), np.minimum(c2, n2)

@@ -1,4 +1,4 @@
-"""Engstrom et al.'s estimators on per-image vote numbers (both sets) against one common number of votes.
+"""Engstrom et al.'s estimators on per-image numbers of annotators (both sets) against one common number.
 
 Target: the per-image path (every image of v1 and v2 with its own number of annotators, 32..48, as real
 crowds give) in the same speed class as the scalar path (40 annotators everywhere): a few times its
@@ -19,7 +19,7 @@ from shifteval import selection
 
 
 def votes(rng, s, lo, hi):
-    """0/1 votes of ``n_i`` annotators per image (``n_i`` uniform on lo..hi), NaN in the other columns."""
+    """0/1 votes of ``annotators_i`` annotators per image (uniform on lo..hi), NaN in the other columns."""
     n = rng.integers(lo, hi + 1, len(s))
     v = (rng.random((len(s), hi)) < s[:, None]).astype(float)
     v[np.arange(hi)[None, :] >= n[:, None]] = np.nan

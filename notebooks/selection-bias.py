@@ -310,8 +310,8 @@ R.say(naive_error_shrinks, naive_error_not_linear)
 #   4 short random starts and finishes with a quasi-Newton step on the full likelihood;
 # - the bootstrap of the jackknife (below) is ours; the paper draws the jackknife with its own standard
 #   error;
-# - every estimator takes a per-image number of votes on both sets (the `real` parameter set gives each image
-#   its own number of annotators); Eq. (7) then weights each vote number $n$ by its share $P(n)$ of v2's images.
+# - every estimator takes a per-image number of annotators on both sets (the `real` parameter set gives each
+#   image its own); Eq. (7) then weights each number of annotators $n$ by its share $P(n)$ of v2's images.
 
 # %% tags=["remove-stderr"]
 naive = selection.naive_adjusted_accuracy(c1, c2, correct_v2, annotators_by_set)

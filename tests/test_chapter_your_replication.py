@@ -109,7 +109,7 @@ def test_votes_of_varying_n_run_the_selection_adjustment(project, smoke_export, 
     assert out.returncode == 0, out.stderr[-3000:]
     res = _results(project)
     sel = res["selection"]
-    assert len(sel["n_votes"]) > 10 and sel["jackknife"] is None
+    assert len(sel["annotators"]) > 10 and sel["jackknife"] is None
     for row in sel["per_model"].values():
         assert 0 <= row["parametric_low"] <= row["parametric_high"] <= 1
         assert 0 <= row["naive"] <= 1 and row["jackknife"] is not None

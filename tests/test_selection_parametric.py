@@ -204,6 +204,17 @@ def test_parametric_estimator_is_the_function_and_the_bootstrap_refits_it():
     assert np.array_equal(fitted.estimates_, est)
 
 
+def test_an_unfitted_estimator_cannot_be_refitted_or_start_a_fit():
+    from shifteval.selection.parametric import ParametricEstimator
+
+    with pytest.raises(ValueError, match="refit needs a fitted ParametricEstimator"):
+        ParametricEstimator().refit([0, 1], [0, 1])
+    with pytest.raises(ValueError, match="init needs a fitted ParametricEstimator"):
+        ParametricEstimator(k=2).fit(
+            [1, 2, 3], [1, 2, 3], [[True, False, True]], 4, init=ParametricEstimator()
+        )
+
+
 def test_vote_checks_name_the_annotators():
     from shifteval.utils import validation
 

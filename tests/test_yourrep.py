@@ -198,7 +198,7 @@ def test_votes_of_varying_n_run_every_selection_estimator(tmp_path):
         votes[s] = (rng.binomial(n, 0.7 if s == "original" else 0.6), n)
     d = folder.load_folder(export.write_folder(tmp_path / "v", labels, preds, votes))
     table, notes = analysis.selection_adjusted(d, n_boot=3)
-    assert notes["jackknife"] is None and notes["n_votes"] == [2, 3, 4, 5, 6, 7]
+    assert notes["jackknife"] is None and notes["annotators"] == [2, 3, 4, 5, 6, 7]
     assert table[["naive", "jackknife", "parametric"]].notna().all().all()
     assert ((table.parametric_low < table.parametric_high) & table.parametric.between(0, 1)).all()
     # with one image of a single vote, the jackknife is skipped and says why; the others still run

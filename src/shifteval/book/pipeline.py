@@ -218,7 +218,7 @@ def _plan(
 def _execute_chapter(run: _ChapterRun, progress: bool) -> tuple[Any, dict[str, Any], float]:
     """Execute the chapter's notebook in a private staging folder; return it, its results and the time.
 
-    The kernel gets the thread count of every machine and an allocator that returns memory
+    The kernel gets the same thread count on every machine and an allocator that returns memory
     (:mod:`shifteval.book.threads`), and is told where the results go and whether claims are strict.
     A cell that raises fails the run (:func:`_keep_failed`); so does a chapter that records no results.
     """

@@ -203,7 +203,7 @@ def bootstrap_parametric(
     resampled images (:meth:`~shifteval.selection.parametric.ParametricEstimator.refit`): both mixtures
     and every spline, with the resampled share of each number of annotators (see
     :func:`shifteval.selection.parametric.annotator_shares`). The mixtures start from the full-sample fit
-    (EM to convergence, then the same quasi-Newton polish), not from fresh random starts: the resampled
+    (quasi-Newton from there; EM to convergence only where that fails), not from fresh random starts: the resampled
     likelihood's maximum is near the full-sample one, and this makes a sample several times cheaper
     (``benchmarks/bench_selection_bootstrap.py``).
 
@@ -214,7 +214,7 @@ def bootstrap_parametric(
     Parameters
     ----------
     counts_v1, counts_v2, correct_v2, annotators, k, n_basis
-        As for :func:`parametric_adjusted_accuracy` (per-image numbers of annotators on either set
+        As for :func:`~shifteval.selection.estimators.parametric_adjusted_accuracy` (per-image numbers of annotators on either set
         allowed).
     n_boot : int
         Bootstrap samples.
@@ -222,7 +222,7 @@ def bootstrap_parametric(
         Nominal coverage of the interval.
     seed : int or numpy.random.Generator
         Seed of the resampling and of the full-sample fit's random starts (with an integer seed the
-        full-sample estimate is :func:`parametric_adjusted_accuracy`'s with the same seed).
+        full-sample estimate is :func:`~shifteval.selection.estimators.parametric_adjusted_accuracy`'s with the same seed).
     progress : bool
         Show a progress bar.
 

@@ -7,11 +7,13 @@ Dataset Replication*:
 - §5.1, Eq. (4): the naive selection-adjusted accuracy (:func:`naive_adjusted_accuracy`);
 - §5.2 and App. E: the leave-one-annotator-out jackknife (:func:`jackknife_adjusted_accuracy`);
 - §5.3 and App. F: the parametric estimator (:func:`parametric_adjusted_accuracy`); its model —
-  the beta-binomial mixture and the accuracy spline (:func:`fit_betabinomial_mixture`,
-  :func:`fit_accuracy_spline`), fitted as a whole by :class:`ParametricEstimator` — lives in
+  the beta-binomial mixture and the accuracy spline (:func:`~shifteval.selection.parametric.fit_betabinomial_mixture`,
+  :func:`~shifteval.selection.parametric.fit_accuracy_spline`), fitted as a whole by
+  :class:`~shifteval.selection.parametric.ParametricEstimator` — lives in
   :mod:`shifteval.selection.parametric`;
-- App. F.1: its bootstrap over images (:func:`bootstrap_parametric`), and a bootstrap of the jackknife
-  over images and votes (:func:`bootstrap_jackknife`), both in :mod:`shifteval.selection.bootstrap`.
+- App. F.1: its bootstrap over images (:func:`~shifteval.selection.bootstrap.bootstrap_parametric`), and a
+  bootstrap of the jackknife over images and votes (:func:`~shifteval.selection.bootstrap.bootstrap_jackknife`),
+  both in :mod:`shifteval.selection.bootstrap`.
 
 Votes are arrays of shape (images, annotators) with entries 0/1 (NaN where an annotator did not vote
 on an image); counts are the number of "yes" votes per image out of ``annotators`` votes, where

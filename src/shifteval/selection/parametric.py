@@ -694,14 +694,14 @@ class ParametricEstimator:
         Raises
         ------
         ValueError
-            On counts that are not whole numbers in ``[0, annotators]``, or ``correct_v2`` without one
-            column per v2 image.
+            On counts that are not whole numbers in ``[0, annotators]``, ``correct_v2`` without one
+            column per v2 image, or an ``init`` that is not fitted.
         """
         annotators_v1, annotators_v2 = per_set(annotators)
         c1, annotators_v1 = validation.check_votes(counts_v1, annotators_v1, "counts_v1")
         c2, annotators_v2 = validation.check_votes(counts_v2, annotators_v2, "counts_v2")
         f = validation.correctness(correct_v2, len(c2), "correct_v2", "v2 image")
-        starts = (None, None) if init is None else (init.mixture_v1_, init.mixture_v2_)
+        starts = (None, None) if init is None else (_fitted(init, "init").mixture_v1_, init.mixture_v2_)
         p1 = fit_betabinomial_mixture(c1, annotators_v1, k=self.k, seed=self.seed, init=starts[0])
         p2 = fit_betabinomial_mixture(c2, annotators_v2, k=self.k, seed=self.seed, init=starts[1])
         levels = (vote_levels(c1, annotators_v1), vote_levels(c2, annotators_v2))
@@ -727,9 +727,14 @@ class ParametricEstimator:
         -------
         ParametricEstimator
             A new fitted estimator (this one is left as it is).
+
+        Raises
+        ------
+        ValueError
+            If this estimator has not been fitted.
         """
         rows = (np.asarray(rows_v1), np.asarray(rows_v2))
-        levels = (self.levels_v1_.resample(rows[0]), self.levels_v2_.resample(rows[1]))
+        levels = (_fitted(self, "refit").levels_v1_.resample(rows[0]), self.levels_v2_.resample(rows[1]))
         annotators = tuple(
             a[r] if isinstance(a, np.ndarray) else a
             for a, r in zip((self.annotators_v1_, self.annotators_v2_), rows, strict=True)
@@ -743,6 +748,13 @@ class ParametricEstimator:
         splines = _fit_splines(levels[1], f, p2, int(self.n_basis))
         refitted = ParametricEstimator(self.k, self.n_basis, self.seed)
         return _store_fit(refitted, p1, p2, splines, levels, f, annotators)
+
+
+def _fitted(estimator: ParametricEstimator, role: str) -> ParametricEstimator:
+    """``estimator``, checked to be fitted (a ValueError naming ``role`` otherwise)."""
+    if not hasattr(estimator, "estimates_"):
+        raise ValueError(f"{role} needs a fitted ParametricEstimator; call fit(...) first")
+    return estimator
 
 
 def _store_fit(estimator, p1, p2, splines, levels, correct, annotators) -> ParametricEstimator:

@@ -108,7 +108,7 @@ def annotator_range(annotators: Sequence[int]) -> tuple[int, int]:
 
 
 def _annotate_range(s, bounds, rng):
-    """Votes of ``annotators_i ~ Uniform{lo..hi}`` annotators per image: the first of ``hi`` columns, NaN after."""
+    """Votes of ``Uniform{fewest..most}`` annotators per image: their first columns of ``most``, NaN after."""
     fewest, most = bounds
     annotators = rng.integers(fewest, most + 1, len(s))
     votes = (rng.random((len(s), most)) < s[:, None]).astype(float)

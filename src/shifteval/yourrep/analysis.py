@@ -216,10 +216,10 @@ def matched_gaps(data: ReplicationData, *, eps: float = 0.005, n_runs: int = 10,
     }
 
 
-def _votes_matrix(k: np.ndarray, n: np.ndarray, width: int, rng: np.random.Generator) -> np.ndarray:
-    """0/1 votes, k ones among n per row in random order, NaN beyond n (the jackknife's input)."""
+def _votes_matrix(k: np.ndarray, annotators: np.ndarray, width: int, rng: np.random.Generator) -> np.ndarray:
+    """0/1 votes, k ones among each image's annotators in random order, NaN beyond (the jackknife's input)."""
     out = np.full((len(k), width), np.nan)
-    for i, (ki, ni) in enumerate(zip(k, n, strict=True)):
+    for i, (ki, ni) in enumerate(zip(k, annotators, strict=True)):
         row = np.zeros(ni)
         row[:ki] = 1
         out[i, :ni] = rng.permutation(row)
@@ -257,7 +257,8 @@ def selection_adjusted(
         (NaN where some image has fewer than 2 votes), ``parametric``, ``parametric_low``,
         ``parametric_high`` (fractions).
     notes : dict
-        ``jackknife`` (None, or why it was skipped) and the vote numbers seen.
+        ``jackknife`` (None, or why it was skipped) and ``annotators``, the numbers of annotators per image
+        seen (sorted, each once).
 
     Examples
     --------
@@ -266,21 +267,25 @@ def selection_adjusted(
     >>> list(t.columns[:3]), notes["jackknife"]
     (['acc_original', 'acc_new', 'naive'], None)
     """
-    (k1, n1), (k2, n2) = data.votes["original"], data.votes["new"]
+    (k1, annotators_original), (k2, annotators_new) = data.votes["original"], data.votes["new"]
+    annotators = (annotators_original, annotators_new)
     f = data.correct["new"]
-    naive = selection.naive_adjusted_accuracy(k1, k2, f, (n1, n2))
-    notes: dict[str, Any] = {"n_votes": sorted({int(v) for v in np.concatenate([n1, n2])}), "jackknife": None}
+    naive = selection.naive_adjusted_accuracy(k1, k2, f, annotators)
+    seen = sorted({int(v) for v in np.concatenate(annotators)})
+    notes: dict[str, Any] = {"annotators": seen, "jackknife": None}
     jack, se = np.full(len(f), np.nan), np.full(len(f), np.nan)
-    if min(n1.min(), n2.min()) < 2:
+    if seen[0] < 2:
         notes["jackknife"] = "some image has fewer than 2 votes (leaving one annotator out leaves none)"
     else:
         rng = np.random.default_rng(seed)
-        width = int(max(n1.max(), n2.max()))
+        width = seen[-1]
         res = selection.jackknife_adjusted_accuracy(
-            _votes_matrix(k1, n1, width, rng), _votes_matrix(k2, n2, width, rng), f
+            _votes_matrix(k1, annotators_original, width, rng),
+            _votes_matrix(k2, annotators_new, width, rng),
+            f,
         )
         jack, se = np.asarray(res.corrected), np.asarray(res.std_error)
-    boot = selection.bootstrap_parametric(k1, k2, f, (n1, n2), n_boot=n_boot, ci=ci, seed=seed, k=k)
+    boot = selection.bootstrap_parametric(k1, k2, f, annotators, n_boot=n_boot, ci=ci, seed=seed, k=k)
     table = pd.DataFrame(
         {
             "acc_original": data.correct["original"].mean(1),
