@@ -329,26 +329,20 @@ def parameter_docs(source_text: str) -> list[dict[str, Any]]:
     import io
     import tokenize
 
-    import jupytext
-
-    nb = jupytext.reads(source_text, fmt="py:percent")
-    cell = next(
-        (c for c in nb.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])), None
-    )
-    if cell is None:
-        raise PipelineError("the chapter has no cell tagged 'parameters'")
+    cell = _parameters_cell(source_text)
     comments: dict[int, str] = {}
-    for tok in tokenize.generate_tokens(io.StringIO(cell.source).readline):
+    for tok in tokenize.generate_tokens(io.StringIO(cell).readline):
         if tok.type == tokenize.COMMENT:
             comments[tok.start[0]] = tok.string.lstrip("#").strip()
-    lines = cell.source.splitlines()
+    lines = cell.splitlines()
     docs = []
-    for node in ast.parse(cell.source).body:
-        name = _assigned_name(node)
-        if name is None:
+    for node in ast.parse(cell).body:
+        assignment = _assignment(node)
+        if assignment is None:
             continue
+        name, value = assignment
         try:
-            default = ast.literal_eval(node.value)
+            default = ast.literal_eval(value)
         except ValueError:
             default = None
         text = comments.get(node.end_lineno or node.lineno) or comments.get(node.lineno, "")
@@ -375,12 +369,12 @@ def _type_name(value: Any) -> str:
     return "optional" if value is None else type(value).__name__
 
 
-def _assigned_name(node: ast.stmt) -> str | None:
-    """The name a parameters-cell statement assigns (``n = 3`` or ``n: int | list = 3``), else None."""
+def _assignment(node: ast.stmt) -> tuple[str, ast.expr] | None:
+    """The name and value a parameters-cell statement assigns (``n = 3``, ``n: int | list = 3``), else None."""
     if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-        return node.targets[0].id
+        return node.targets[0].id, node.value
     if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-        return node.target.id
+        return node.target.id, node.value
     return None
 
 
@@ -421,9 +415,9 @@ def parameter_types(source_text: str) -> dict[str, tuple[type, ...]]:
     """
     tree = ast.parse(_parameters_cell(source_text))
     return {
-        name: types
+        assigned[0]: types
         for node in tree.body
-        if (name := _assigned_name(node)) and (types := _annotated_types(node))
+        if (assigned := _assignment(node)) and (types := _annotated_types(node))
     }
 
 
