@@ -45,8 +45,15 @@
 #   replication.json                  optional: display names {"original": ..., "new": ..., "unlabeled": ...}
 # ```
 #
-# A prediction file is the project's prediction format (what `shifteval.zoo.PredictionStore` writes); the
-# README shows a twenty-line script that writes the folder from a timm model and two datasets. Without
+# A prediction file is the project's prediction format (what `shifteval.zoo.PredictionStore` writes). If
+# your predictions come from `shifteval predict` (timm models on CIFAR-10, CIFAR-10.1, ImageNet, ...), give
+# its store instead of a folder and name the two sets; the labels are taken from the store:
+#
+# ```
+# shifteval run your-replication --data predictions/cifar10 --original cifar10 --new cifar10.1
+# ```
+#
+# (`--unlabeled cinic10` adds an unlabeled third set). Without
 # `--data`, the chapter runs on a worked example: `shifteval export-predictions` writes the replication
 # world's zoo in this layout (v1 as the original set, MatchedFrequency as the new one, fresh votes of
 # re-annotators on both, Threshold0.7 without labels as the unlabeled set).
@@ -84,15 +91,15 @@ viz.set_style()
 
 # %% tags=["remove-stderr"]
 # without a folder: the worked example, the world's zoo written by `shifteval export-predictions`
+worked_example = None
 if data_dir is None:
     out = tempfile.mkdtemp(prefix="your-replication-")
     data_dir = export.export_world(out, world, zoo_size, new, unlabeled, annotators, seed)
-    data_label = (
+    worked_example = (
         f"the worked example (the replication world's {zoo_size} zoo, `shifteval export-predictions`)"
     )
-else:
-    data_label = f"the folder `{data_dir}`"
 data = folder.load_folder(data_dir)
+data_label = report.source(data, worked_example)
 ok = folder.available_analyses(data)
 
 # %%

@@ -149,3 +149,86 @@ def test_your_replication_default_run_claims_hold(default_project):
     res = run_default(default_project, "your-replication")
     assert res["provenance"]["strict_claims"] and all(c["holds"] for c in res["claims"])
     assert len(res["claims"]) >= 10 and res["drop"]["n"] == 31
+
+
+def _tiny_real_sets(root, rng):
+    """CIFAR-10 (pickled test batch), CIFAR-10.1 (.npy) and CINIC-10 (class folders of PNGs), tiny, in
+    their official formats."""
+    from PIL import Image
+
+    from shifteval.datasets import real
+
+    (root / "cifar10" / "cifar-10-batches-py").mkdir(parents=True)
+    images = rng.integers(0, 256, (60, 32, 32, 3), dtype=np.uint8)
+    batch = real.pickle_cifar_batch(images, np.arange(60) % 10, "testing batch 1 of 1")
+    (root / "cifar10" / "cifar-10-batches-py" / "test_batch").write_bytes(batch)
+    (root / "cifar10.1").mkdir()
+    np.save(
+        root / "cifar10.1" / "cifar10.1_v6_data.npy", rng.integers(0, 256, (40, 32, 32, 3), dtype=np.uint8)
+    )
+    np.save(root / "cifar10.1" / "cifar10.1_v6_labels.npy", np.arange(40) % 10)
+    for i, cls in enumerate(real.CIFAR10_CLASSES):
+        (root / "cinic10" / "test" / cls).mkdir(parents=True)
+        for j in range(2):
+            pixels = rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)
+            Image.fromarray(pixels).save(root / "cinic10" / "test" / cls / f"cifar10-test-{i}{j}.png")
+
+
+@pytest.mark.slow
+def test_predictions_of_timm_models_reach_the_page_in_one_command(project, tmp_path):
+    """`shifteval predict` (three timm models, random weights) → `shifteval run your-replication --data STORE`."""
+    import torch
+    from safetensors.torch import save_file
+
+    from shifteval.zoo import PredictionStore, pretrained
+
+    data = tmp_path / "data"
+    _tiny_real_sets(data, np.random.default_rng(0))
+    weights = []
+    for seed, arch in enumerate(("resnet10t", "test_vit", "test_efficientnet")):
+        torch.manual_seed(seed)
+        model = pretrained.load_model(arch, None, num_classes=10)
+        save_file(
+            {k: v.contiguous() for k, v in model.state_dict().items()}, str(tmp_path / f"{arch}.safetensors")
+        )
+        weights += ["--weights", f"{arch}={tmp_path / f'{arch}.safetensors'}"]
+    store = tmp_path / "store"
+    predicted = shifteval(
+        "predict", "--models", "resnet10t", "test_vit", "test_efficientnet",
+        "--datasets", "cifar10", "cifar10.1", "cinic10",
+        *(x for name in ("cifar10", "cifar10.1", "cinic10") for x in ("--data-root", f"{name}={data / name}")),
+        *weights, "--out", str(store), "--workers", "2", cwd=project,
+    )  # fmt: skip
+    assert predicted.returncode == 0, predicted.stderr[-3000:]
+    assert predicted.stdout.count("done ") == 9 and "model-images/s" in predicted.stdout
+    assert PredictionStore(store).load("test_vit", "cinic10").probs.shape == (20, 10)
+
+    unnamed = shifteval("run", "your-replication", "--params", "smoke", "--data", str(store), cwd=project)
+    assert (
+        unnamed.returncode == 1
+        and "name the datasets that play the original and the new test set" in unnamed.stderr
+    )
+    assert "cifar10, cifar10.1, cinic10" in unnamed.stderr
+
+    out = shifteval("run", "your-replication", "--params", "smoke", "--data", str(store), "--original", "cifar10",
+                    "--new", "cifar10.1", "--unlabeled", "cinic10", cwd=project)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    res = _results(project)
+    assert res["drop"]["n"] == 3 and res["fits"]["probit"]["n"] == 3
+    assert res["analyses"]["linear_fits"] is None and res["analyses"]["matching"] is None
+    assert res["analyses"]["label_free"] is None and res["label_free"]
+    assert res["claims"] and all(isinstance(c["holds"], bool) for c in res["claims"])  # every claim evaluated
+    text = _page_text(project)
+    for claim in res["claims"]:
+        assert claim["text"] in text, claim["id"]
+    assert (
+        f"the prediction store `{store.resolve()}` (cifar10 as the original set, cifar10.1 as the new one)"
+        in text
+    )
+    stored = PredictionStore(store)
+    acc = {
+        m: (stored.load(m, "cifar10").accuracy, stored.load(m, "cifar10.1").accuracy) for m in stored.models()
+    }
+    for m, row in res["accuracies"].items():  # the page's accuracies are the stored predictions'
+        assert (row["acc_original"], row["acc_new"]) == pytest.approx(acc[m]), m
+    assert sorted(res["accuracies"]) == sorted(acc)

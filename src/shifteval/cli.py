@@ -43,8 +43,17 @@ def _parser() -> argparse.ArgumentParser:
         "--data",
         default=None,
         help="data folder that {data} in parameters names (default: data); for your-replication, "
-        "the replication folder to analyse",
+        "the replication folder or the prediction store (shifteval predict --out) to analyse",
     )
+    for flag, what in (
+        ("original", "the original test set"),
+        ("new", "the new test set"),
+        ("unlabeled", "an unlabeled third set (optional)"),
+    ):
+        run.add_argument(
+            f"--{flag}", default=None, metavar="DATASET",
+            help=f"with --data STORE (your-replication): the stored dataset that plays {what}",
+        )  # fmt: skip
 
     build = sub.add_parser("build", help="run every chapter, then build the HTML book")
     build.add_argument(
@@ -73,10 +82,20 @@ def _parser() -> argparse.ArgumentParser:
         help="full (default) or student: without solutions, into _build/student/html",
     )
 
+    _add_predict_parser(sub)
+    _add_data_parser(sub)
+    _add_export_parser(sub)
+    return parser
+
+
+def _add_predict_parser(sub) -> None:
     predict = sub.add_parser(
         "predict", help="predictions of timm models on real datasets, into a prediction store"
     )
-    predict.add_argument("--models", nargs="+", required=True, metavar="NAME", help="timm model names")
+    predict.add_argument(
+        "--models", nargs="+", required=True, metavar="NAME[=ARCH]",
+        help="timm model names; LABEL=ARCH stores architecture ARCH under LABEL (one architecture, several weights)",
+    )  # fmt: skip
     predict.add_argument(
         "--datasets",
         nargs="+",
@@ -101,13 +120,65 @@ def _parser() -> argparse.ArgumentParser:
     )
     predict.add_argument("--out", required=True, help="prediction store folder")
     predict.add_argument("--executor", default="local", help="'local' (default) or dask://HOST:PORT")
-    predict.add_argument("--batch-size", type=int, default=64)
+    predict.add_argument("--batch-size", type=int, default=64, help="images per decoded batch (default: 64)")
+    predict.add_argument(
+        "--workers", type=int, default=None,
+        help="decoding processes (default: one per core, one less with a GPU; 0: decode in this process)",
+    )  # fmt: skip
+    predict.add_argument(
+        "--precision", default="fp32", choices=("fp32", "bf16", "fp16"),
+        help="fp32 (default), or bf16/fp16 under CUDA autocast with channels-last (GPU only)",
+    )  # fmt: skip
+    predict.add_argument(
+        "--models-per-pass", type=int, default=8,
+        help="models sharing one decoded pass over a dataset (default: 8)",
+    )  # fmt: skip
     predict.add_argument(
         "--allow-download", action="store_true", help="let timm fetch weights missing from the cache"
     )
-    _add_data_parser(sub)
-    _add_export_parser(sub)
-    return parser
+
+
+def _predict(args) -> int:
+    from .zoo import predict
+
+    jobs = predict.make_jobs(
+        args.models, args.datasets, _pairs(args.data_root, "--data-root"), args.out,
+        _pairs(args.weights, "--weights"), batch_size=args.batch_size, allow_download=args.allow_download,
+        workers=args.workers, precision=args.precision,
+    )  # fmt: skip
+    report = predict.run_jobs(jobs, args.executor, models_per_pass=args.models_per_pass)
+    for job, status in zip(jobs, report.statuses, strict=True):
+        word, _, why = status.partition(": ")
+        name = job.label if job.label == job.model else f"{job.label} ({job.model})"
+        print(f"{word:8s} {name} on {job.store_name}" + (f": {why}" if why else ""))
+    print(report.summary())
+    return 1 if any(s.startswith("failed") for s in report.statuses) else 0
+
+
+def _replication_folder(args):
+    """``--data`` as a replication folder: the folder itself, or a prediction store converted (cached)."""
+    from pathlib import Path
+
+    from .yourrep import export
+    from .zoo import PredictionStore
+
+    path = Path(args.data).resolve()
+    names = (args.original, args.new, args.unlabeled)
+    store = PredictionStore(path)
+    if (path / "labels").is_dir() or not store.models():
+        if any(names):
+            raise ValueError(
+                f"--original, --new and --unlabeled name datasets of a prediction store; {path} is not one"
+            )
+        return path
+    if not (args.original and args.new):
+        found = sorted({d for m in store.models() for d in store.datasets(m)})
+        raise ValueError(
+            f"{path} is a prediction store: name the datasets that play the original and the new test set "
+            f"with --original and --new (it holds: {', '.join(found)})"
+        )
+    unlabeled = None if (args.unlabeled or "none").lower() == "none" else args.unlabeled
+    return export.store_folder(path, args.original, args.new, unlabeled)
 
 
 #: Chapters whose input is one folder: ``--data DIR`` sets this parameter (and a fingerprint of the folder).
@@ -117,15 +188,21 @@ DATA_FOLDER_PARAMETERS = {"your-replication": "data_dir"}
 def _add_export_parser(sub) -> None:
     exp = sub.add_parser(
         "export-predictions",
-        help="write the replication world's zoo as a replication folder (the your-replication chapter's input)",
+        help="write a replication folder (the your-replication chapter's input) from the replication world's zoo, "
+        "the ImageNetV2 release's correctness table, or a prediction store",
     )
     exp.add_argument("--out", required=True, help="folder to write")
     exp.add_argument(
         "--source",
         default="world",
-        choices=("world", "imagenetv2-release"),
-        help="the replication world's zoo (default), or the ImageNetV2 release's shipped per-image correctness "
-        "(ImageNet validation vs MatchedFrequency, 67 models, no probabilities)",
+        choices=("world", "imagenetv2-release", "store"),
+        help="the replication world's zoo (default), the ImageNetV2 release's shipped per-image correctness "
+        "(ImageNet validation vs MatchedFrequency, 67 models, no probabilities), or a prediction store "
+        "(--store DIR --original A --new B, from shifteval predict)",
+    )
+    exp.add_argument("--store", default=None, help="with --source store: the prediction store folder")
+    exp.add_argument(
+        "--original", default=None, help="with --source store: the stored dataset that plays the original set"
     )
     exp.add_argument(
         "--zoo-size", default="default", choices=("default", "smoke"), help="which zoo (default: default)"
@@ -133,10 +210,16 @@ def _add_export_parser(sub) -> None:
     exp.add_argument(
         "--world", default="{}", help="world configuration as YAML, e.g. '{n_train: 1000}' (default: {})"
     )
-    exp.add_argument("--new", default="matchedfrequency", help="replicated set playing the new test set")
     exp.add_argument(
-        "--unlabeled", default="threshold0.7", help="replicated set given without labels, or 'none'"
-    )
+        "--new", default=None,
+        help="the set playing the new test set: a replicated set of the world (default: matchedfrequency) or a "
+        "stored dataset",
+    )  # fmt: skip
+    exp.add_argument(
+        "--unlabeled", default=None,
+        help="the set given without labels: a replicated set of the world (default: threshold0.7; 'none': no "
+        "such set) or a stored dataset (default: none)",
+    )  # fmt: skip
     exp.add_argument(
         "--annotators", type=int, default=40, help="fresh votes per image (0: no votes; default: 40)"
     )
@@ -155,12 +238,23 @@ def _export(args) -> int:
         root = export.from_correctness(corr, args.out, "imagenet-validation-original", "imagenetv2-b-33")
         print(f"{root}: {len(corr.models)} models, imagenet-validation-original vs matchedfrequency")
         return 0
+    if args.source != "store" and (args.store or args.original):
+        raise ValueError(f"--store and --original go with --source store, not --source {args.source}")
+    if args.source == "store":
+        if not (args.store and args.original and args.new):
+            raise ValueError("--source store needs --store DIR, --original DATASET and --new DATASET")
+        unlabeled = None if (args.unlabeled or "none").lower() == "none" else args.unlabeled
+        root = export.from_store(args.store, args.out, args.original, args.new, unlabeled)
+        data = folder.load_folder(root)
+        print(f"{root}: {len(data.models)} models, {args.original} vs {args.new}")
+        return 0
     world = yaml.safe_load(args.world) or {}
     if not isinstance(world, dict):
         raise ValueError(f"--world must be a YAML mapping, got {args.world!r}")
-    unlabeled = None if args.unlabeled.lower() == "none" else args.unlabeled
+    unlabeled = args.unlabeled or "threshold0.7"
+    unlabeled = None if unlabeled.lower() == "none" else unlabeled
     root = export.export_world(
-        args.out, world, args.zoo_size, args.new, unlabeled, args.annotators, args.seed
+        args.out, world, args.zoo_size, args.new or "matchedfrequency", unlabeled, args.annotators, args.seed
     )
     data = folder.load_folder(root)
     print(f"{root}: {len(data.models)} models, {data.names['original']} vs {data.names['new']}")
@@ -274,9 +368,10 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "export-predictions":
             return _export(args)
         elif args.command == "run" and len(args.chapter) > 1:
-            if args.overrides or args.data or args.out:
+            if args.overrides or args.data or args.out or args.original or args.new or args.unlabeled:
                 raise project.PipelineError(
-                    "-p, --data and --out need a single chapter: parameters differ from chapter to chapter"
+                    "-p, --data, --out, --original, --new and --unlabeled need a single chapter: parameters "
+                    "differ from chapter to chapter"
                 )
             for result in pipeline.run_chapters(args.chapter, args.params, force=args.force).values():
                 print(result.notebook)
@@ -285,14 +380,14 @@ def main(argv: list[str] | None = None) -> int:
             overrides = project.parse_overrides(args.overrides)
             data_root = args.data or "data"
             if args.data and args.chapter in DATA_FOLDER_PARAMETERS:
-                from pathlib import Path
-
                 from .yourrep import folder
 
-                path = Path(args.data).resolve()
+                path = _replication_folder(args)
                 folder.load_folder(path)  # a malformed folder is refused here, before a kernel starts
                 overrides[DATA_FOLDER_PARAMETERS[args.chapter]] = str(path)
                 overrides["data_fingerprint"] = folder.fingerprint(path)
+            elif args.original or args.new or args.unlabeled:
+                raise ValueError("--original, --new and --unlabeled go with --data STORE (your-replication)")
             result = pipeline.run_chapter(
                 args.chapter, args.params, overrides, out=args.out, force=args.force, data_root=data_root
             )
@@ -310,14 +405,7 @@ def main(argv: list[str] | None = None) -> int:
                 )  # fmt: skip
             )
         elif args.command == "predict":
-            from .zoo import predict
-
-            jobs = predict.make_jobs(
-                args.models, args.datasets, _pairs(args.data_root, "--data-root"), args.out,
-                _pairs(args.weights, "--weights"), batch_size=args.batch_size, allow_download=args.allow_download,
-            )  # fmt: skip
-            for job, status in zip(jobs, predict.run_jobs(jobs, args.executor), strict=True):
-                print(f"{status:8s} {job.model} on {job.store_name}")
+            return _predict(args)
     except (ValueError, FileNotFoundError) as exc:
         print(f"shifteval: error: {exc}", file=sys.stderr)
         return 1

@@ -5,13 +5,18 @@
 :func:`export_world` writes the replication world's zoo on v1 and MatchedFrequency, with fresh votes
 and an unlabeled third set, the ``your-replication`` chapter's worked example (``shifteval
 export-predictions``); :func:`from_correctness` converts a per-image correctness table such as the
-ImageNetV2 release's (:func:`shifteval.datasets.released.imagenetv2_correctness`).
+ImageNetV2 release's (:func:`shifteval.datasets.released.imagenetv2_correctness`); :func:`from_store`
+converts a prediction store (``shifteval predict``'s output), and :func:`store_folder` does it once under
+the cache.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +26,9 @@ from shifteval.datasets import released
 from shifteval.datasets import world as worlds
 from shifteval.selection import study as selection_study
 
+from ..utils.cache import cache_dir
 from ..utils.io import atomic_write_bytes, atomic_write_json
-from .folder import SETS, UNLABELED
+from .folder import SETS, UNLABELED, fingerprint
 
 
 def _save_npz(path: Path, **arrays) -> None:
@@ -223,3 +229,150 @@ def from_correctness(
         + "\n"
     )
     return root
+
+
+def from_store(
+    store: str | Path | zoo.PredictionStore,
+    out: str | Path,
+    original: str,
+    new: str,
+    unlabeled: str | None = None,
+    models: list[str] | None = None,
+) -> Path:
+    """A prediction store (``shifteval predict``'s output) as a replication folder.
+
+    Every model with predictions on both ``original`` and ``new`` is written with its probabilities;
+    the true labels are taken from the store, where every model's copy must agree
+    (:meth:`shifteval.zoo.PredictionStore.labels`). With ``unlabeled``, the models that have predictions
+    on that dataset contribute their probabilities as the unlabeled set (its labels are not written).
+
+    Parameters
+    ----------
+    store : str, pathlib.Path or shifteval.zoo.PredictionStore
+        The prediction store (``<store>/<model>/<dataset>.npz``).
+    out : str or pathlib.Path
+        The folder to write.
+    original, new : str
+        The stored datasets that play the original and the new test set (e.g. ``cifar10``, ``cifar10.1``).
+    unlabeled : str, optional
+        A stored dataset to treat as unlabeled (e.g. ``cinic10``).
+    models : list of str, optional
+        Models to write (default: every model with both sets).
+
+    Returns
+    -------
+    pathlib.Path
+        ``out``.
+
+    Raises
+    ------
+    ValueError
+        If no model has both sets, models disagree on a set's labels (the unlabeled set's included) or on
+        the number of classes, or no model has ``unlabeled``; each message names the store or the
+        dataset and the models.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from shifteval.yourrep import folder
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> store = zoo.PredictionStore(Path(tmp.name) / "store")
+    >>> for m in ("a", "b"):
+    ...     _ = store.save(m, "cifar10", [0, 1, 1], np.eye(2)[[0, 1, 0]])
+    ...     _ = store.save(m, "cifar10.1", [1, 0], np.eye(2)[[1, 1]])
+    >>> data = folder.load_folder(from_store(store, Path(tmp.name) / "rep", "cifar10", "cifar10.1"))
+    >>> data.models, data.names["original"], data.correct["new"].sum(1).tolist()
+    (('a', 'b'), 'cifar10', [1, 1])
+    >>> _ = store.save("b", "cifar10.1-bad", [0, 0], np.eye(2)[[1, 1]])
+    >>> _ = store.save("a", "cifar10.1-bad", [1, 0], np.eye(2)[[1, 1]])
+    >>> from_store(store, Path(tmp.name) / "rep2", "cifar10", "cifar10.1-bad")
+    Traceback (most recent call last):
+    ...
+    ValueError: the stored labels of 'cifar10.1-bad' differ between models 'a' and 'b' (first at image 0: 1 vs 0); predictions of one dataset must come from the same files
+    >>> tmp.cleanup()
+    """
+    store = store if isinstance(store, zoo.PredictionStore) else zoo.PredictionStore(store)
+    pairs = store.pairs(original, new, models)
+    names = list(pairs)
+    classes = {m: a.probs.shape[1] for m, (a, _) in pairs.items()}
+    if len(set(classes.values())) > 1:
+        raise ValueError(f"the models in {store.root} predict different numbers of classes: {classes}")
+    labels = {"original": store.labels(original, names), "new": store.labels(new, names)}
+    predictions = {
+        m: {"original": {"probs": a.probs}, "new": {"probs": b.probs}} for m, (a, b) in pairs.items()
+    }
+    if unlabeled is not None:
+        having = [m for m in names if store.has(m, unlabeled)]
+        if not having:
+            raise ValueError(
+                f"no model in {store.root} with predictions on {original!r} and {new!r} also has {unlabeled!r}"
+            )
+        store.labels(unlabeled, having)  # the same images, in the same order, for every model
+        for m in having:
+            probs = store.load(m, unlabeled).probs
+            if probs.shape[1] != pairs[m][0].probs.shape[1]:
+                raise ValueError(
+                    f"model {m!r}: {unlabeled} has {probs.shape[1]} classes but {original} has "
+                    f"{pairs[m][0].probs.shape[1]}"
+                )
+            predictions[m]["unlabeled"] = {"probs": probs}
+    meta = {"original": original, "new": new, "n_classes": int(next(iter(pairs.values()))[0].probs.shape[1])}
+    if unlabeled is not None:
+        meta["unlabeled"] = unlabeled
+    meta["store"] = str(store.root.resolve())
+    return write_folder(out, labels, predictions, names=meta, parameters={"store": str(store.root.resolve())})
+
+
+def store_folder(
+    store: str | Path, original: str, new: str, unlabeled: str | None = None, root: str | Path | None = None
+) -> Path:
+    """:func:`from_store` written once under the cache: the same store and sets give the same folder.
+
+    The folder is named by a hash of the store's files (:func:`shifteval.yourrep.folder.fingerprint`)
+    and the three set names, written beside its final name and renamed into place, so an interrupted
+    conversion is never mistaken for a finished one.
+
+    Parameters
+    ----------
+    store : str or pathlib.Path
+        The prediction store.
+    original, new, unlabeled : str
+        See :func:`from_store`.
+    root : str or pathlib.Path, optional
+        Where converted folders live (default: ``<cache>/replication-folders``,
+        :func:`shifteval.utils.cache.cache_dir`).
+
+    Returns
+    -------
+    pathlib.Path
+        The replication folder.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> store = zoo.PredictionStore(Path(tmp.name) / "store")
+    >>> _ = store.save("a", "v1", [0, 1], np.eye(2)); _ = store.save("a", "v2", [1], np.eye(2)[[1]])
+    >>> first = store_folder(store.root, "v1", "v2", root=Path(tmp.name) / "cache")
+    >>> first == store_folder(store.root, "v1", "v2", root=Path(tmp.name) / "cache"), (first / "labels").is_dir()
+    (True, True)
+    >>> tmp.cleanup()
+    """
+    base = Path(root) if root is not None else cache_dir() / "replication-folders"
+    digest = hashlib.sha256(
+        json.dumps([str(Path(store).resolve()), fingerprint(store), original, new, unlabeled]).encode()
+    ).hexdigest()[:16]
+    final = base / f"{Path(store).name}-{digest}"
+    if final.is_dir():
+        return final
+    base.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=".partial-", dir=base))
+    try:
+        from_store(store, partial, original, new, unlabeled)
+        partial.chmod(0o755)  # mkdtemp's folder is private; the folder is as readable as the store
+        partial.rename(final)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        if not final.is_dir():  # another process may have finished the same conversion first
+            raise
+    return final

@@ -83,6 +83,8 @@ class ReplicationData:
     kinds : dict of str to str
         How each model's predictions were given: ``probs``, ``predicted`` or ``correct`` (the least
         informative of its two files).
+    store : str or None
+        The prediction store the folder was converted from (``replication.json``'s ``store``), if any.
     """
 
     root: Path
@@ -94,6 +96,7 @@ class ReplicationData:
     votes: dict
     n_classes: int
     kinds: dict = field(default_factory=dict)
+    store: str | None = None
 
 
 def _read_npz(path: Path, problems: list) -> dict | None:
@@ -289,6 +292,7 @@ def load_folder(path: str | Path) -> ReplicationData:
         votes=votes,
         n_classes=int(k),
         kinds=kinds,
+        store=meta.get("store"),
     )
 
 

@@ -106,6 +106,41 @@ def agreement(rho: float) -> str:
     )
 
 
+def source(data: ReplicationData, worked_example: str | None = None) -> str:
+    """Where the page's predictions come from, in words (the page's first sentence names it).
+
+    Parameters
+    ----------
+    data : ReplicationData
+        The loaded folder.
+    worked_example : str, optional
+        The worked example's description, when the folder is the worked example's export.
+
+    Returns
+    -------
+    str
+        The worked example, the prediction store the folder was converted from (with the datasets that
+        play the original and the new set), or the folder.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> from pathlib import Path
+    >>> from shifteval.yourrep import example
+    >>> data = dataclasses.replace(example.tiny(), root=Path("/data/rep"))
+    >>> source(data), source(dataclasses.replace(data, store="/data/store"))
+    ('the folder `/data/rep`', 'the prediction store `/data/store` (original as the original set, new as the new one)')
+    """
+    if worked_example is not None:
+        return worked_example
+    if data.store is not None:
+        return (
+            f"the prediction store `{data.store}` ({data.names['original']} as the original set, "
+            f"{data.names['new']} as the new one)"
+        )
+    return f"the folder `{data.root}`"
+
+
 def availability(data: ReplicationData, available: dict) -> pd.DataFrame:
     """What the folder holds and which analyses run (the page's first table).
 

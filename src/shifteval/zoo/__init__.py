@@ -5,7 +5,9 @@
 - :mod:`.build` — a zoo trained on a world, every split predicted and stored, models trained side by side;
 - :mod:`.store` — the prediction store, in the project's one prediction format (cached, atomic);
 - :mod:`.pretrained` — pretrained timm models, loaded offline;
-- :mod:`.predict` — prediction at scale: one job per (model, dataset) pair.
+- :mod:`.decode` — images decoded for timm models in worker processes;
+- :mod:`.inference` — a model's softmax probabilities on decoded batches, at a chosen precision;
+- :mod:`.predict` — prediction at scale: jobs per (model, dataset), run in shared passes.
 
 The names below are importable from ``shifteval.zoo``; the others from their modules.
 """

@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..utils.compat import import_timm
+from . import decode, inference
 
 
 def load_model(
@@ -181,8 +182,14 @@ def predict(
     batch_size: int = 64,
     progress: bool = True,
     desc: str = "predicting",
+    workers: int | None = 0,
+    precision: str = "fp32",
 ) -> np.ndarray:
     """Softmax probabilities of a timm model on images, with timm's preprocessing for the model.
+
+    One model, one pass: images are decoded and transformed by :func:`shifteval.zoo.decode.loader`
+    and run through :class:`shifteval.zoo.inference.Runner` (for several models sharing a pass, and a
+    prediction store, see :mod:`shifteval.zoo.predict`).
 
     Parameters
     ----------
@@ -191,16 +198,22 @@ def predict(
     images : ndarray (N, H, W[, C]) of uint8, or a sequence of such arrays (e.g. ``ImageFiles``)
         Grayscale images are repeated to three channels when the model expects three.
     batch_size : int
-        Images per forward pass.
+        Images per decoded batch.
     progress : bool
-        Show a progress bar over batches.
+        Show a progress bar over the images.
     desc : str
         The progress bar's label.
+    workers : int or None
+        Decoding processes (0: in this process; None: one per core,
+        :func:`shifteval.zoo.decode.decode_workers`).
+    precision : {"fp32", "bf16", "fp16"}
+        See :mod:`shifteval.zoo.inference`; the reduced precisions need CUDA.
 
     Returns
     -------
     numpy.ndarray of float32, shape (N, K)
-        Softmax probabilities, rows summing to 1.
+        Softmax probabilities, rows summing to 1; on the CPU independent of ``batch_size`` and
+        ``workers``, bit for bit.
 
     Examples
     --------
@@ -209,26 +222,17 @@ def predict(
     >>> p = predict(model, imgs, batch_size=2, progress=False)
     >>> p.shape, p.dtype, bool(np.allclose(p.sum(axis=1), 1, atol=1e-5))
     ((5, 3), dtype('float32'), True)
+    >>> bool((p == predict(model, imgs, batch_size=5, progress=False)).all())
+    True
     """
-    import torch
-    from PIL import Image
-    from timm.data import create_transform, resolve_data_config
     from tqdm import tqdm
 
-    transform = create_transform(**resolve_data_config({}, model=model))
     dev = device()
-    model = model.to(dev)
-    in_chans = getattr(model, "in_chans", None) or 3
-    out = []
-    with torch.inference_mode():
-        for start in tqdm(range(0, len(images), batch_size), desc=desc, unit="batch", disable=not progress):
-            batch = []
-            for i in range(start, min(start + batch_size, len(images))):
-                arr = np.asarray(images[i], dtype=np.uint8)
-                if arr.ndim == 2 and in_chans == 3:
-                    arr = np.repeat(arr[:, :, None], 3, axis=2)
-                img = Image.fromarray(arr if arr.ndim == 2 or arr.shape[2] != 1 else arr[:, :, 0])
-                batch.append(transform(img))
-            logits = model(torch.stack(batch).to(dev))
-            out.append(torch.softmax(logits.double(), dim=1).cpu().numpy())
-    return np.concatenate(out).astype(np.float32)
+    runner = inference.Runner(model, dev, precision)
+    cfg = decode.data_config(model)
+    workers = decode.decode_workers(workers, dev == "cuda")
+    with tqdm(total=len(images), desc=desc, unit="img", disable=not progress) as bar:
+        for batch in decode.loader(images, cfg, batch_size, workers, pin=dev == "cuda"):
+            runner.feed(batch)
+            bar.update(len(batch))
+    return runner.probabilities()

@@ -203,6 +203,59 @@ class PredictionStore:
             out[m] = (a, b)
         return out
 
+    def labels(self, dataset: str, models: list[str] | None = None) -> np.ndarray:
+        """The true labels of ``dataset``, which every model's stored predictions must agree on.
+
+        Parameters
+        ----------
+        dataset : str
+            A dataset name in the store.
+        models : list of str, optional
+            The models to read (default: every model with predictions on ``dataset``).
+
+        Returns
+        -------
+        numpy.ndarray of int64
+
+        Raises
+        ------
+        ValueError
+            If no model has predictions on ``dataset``, or two models' label arrays differ (the message
+            names both models and the first image where they disagree).
+
+        Examples
+        --------
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> store = PredictionStore(tmp.name)
+        >>> _ = store.save("a", "v1", [0, 1], [[0.9, 0.1], [0.6, 0.4]])
+        >>> _ = store.save("b", "v1", [0, 0], [[0.9, 0.1], [0.6, 0.4]])
+        >>> store.labels("v1", ["a"]).tolist()
+        [0, 1]
+        >>> store.labels("v1")
+        Traceback (most recent call last):
+        ...
+        ValueError: the stored labels of 'v1' differ between models 'a' and 'b' (first at image 1: 1 vs 0); predictions of one dataset must come from the same files
+        >>> tmp.cleanup()
+        """
+        names = [m for m in (models if models is not None else self.models()) if self.has(m, dataset)]
+        if not names:
+            raise ValueError(f"no model in {self.root} has predictions on {dataset!r}")
+        first = self.load(names[0], dataset).labels
+        for other in names[1:]:
+            labels = self.load(other, dataset).labels
+            if len(labels) != len(first):
+                where = f"{len(first)} vs {len(labels)} images"
+            elif not np.array_equal(labels, first):
+                i = int(np.flatnonzero(labels != first)[0])
+                where = f"first at image {i}: {first[i]} vs {labels[i]}"
+            else:
+                continue
+            raise ValueError(
+                f"the stored labels of {dataset!r} differ between models {names[0]!r} and {other!r} ({where}); "
+                f"predictions of one dataset must come from the same files"
+            )
+        return first
+
     def models(self) -> list[str]:
         """Models with stored predictions."""
         if not self.root.is_dir():
