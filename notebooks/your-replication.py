@@ -297,7 +297,7 @@ if ok["selection"] is None:
             "estimator: {gap_naive:.1f}); it brings the new accuracy closer to the original for {n_closer} of {n} "
             "models, and its intervals, ±{halfwidth:.1f} points (median half-width), exclude the original "
             "accuracy for {n_excludes}.",
-            within(S["gap_param"], *report.effect_range(S["gap"], S["effect"])),
+            within(S["gap_param"], *report.effect_range(S["gap"], S["effect"], S["halfwidth"])),
             **S,
         )
     )
@@ -415,12 +415,12 @@ if ok["matching"] is None:
 
 # %% tags=["remove-input"]
 if ok["selection"] is None:
-    v = "The parametric selection adjustment {effect} it to {gap_param:.1f} points"
+    v = "The parametric selection adjustment {effect} it ({gap_param:.1f} points left; intervals ±{halfwidth:.1f})"
     parts.append(
         R.claim(
             "verdict-selection",
             v + ".",
-            within(S["gap_param"], *report.effect_range(S["gap"], S["effect"])),
+            within(S["gap_param"], *report.effect_range(S["gap"], S["effect"], S["halfwidth"])),
             **S,
         )
     )

@@ -4,6 +4,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from shifteval.yourrep import analysis, example, export, folder
 
@@ -259,3 +261,18 @@ def test_correctness_conversion_of_the_imagenetv2_release(tmp_path):
     assert len(d.labels["original"]) == 50_000 and len(d.labels["new"]) == 10_000
     ok = folder.available_analyses(d)
     assert ok["linear_fits"] is None and ok["matching"] is not None
+
+
+@given(
+    st.floats(-30, 30).filter(lambda b: abs(b) > 1e-6),
+    st.floats(-30, 30),
+    st.floats(0, 5),
+)
+def test_the_word_for_an_adjustment_is_true_of_the_gap_it_leaves(before, after, noise):
+    from shifteval.yourrep import report
+
+    word = report.effect(before, after, noise)
+    lo, hi = report.effect_range(before, word, noise)
+    assert lo <= after <= hi, (word, lo, hi)
+    if word == "reverses":
+        assert abs(after) > noise and before * after < 0  # a sign inside the noise is never "reversed"

@@ -9,6 +9,8 @@ here is importable from :mod:`shifteval.matching.study` too.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -194,8 +196,10 @@ def quant_facts(quant: pd.DataFrame, eps: float) -> dict:
     dict
         Group sizes and names by ``kind``, the smallest fraction unmatched at the near-zero ε among
         continuous models (``c_min``) and the largest among quantised ones (``q_max``), the range among
-        saturating ones (``s_min``, ``s_max``; NaN when there are none), the grid models
-        and the largest difference of their fractions unmatched at the two ε (``grid_diff``).
+        saturating ones (``s_min``, ``s_max``; NaN when there are none), the same four rounded outwards to
+        whole percents for sentences that state them as bounds (``c_min_pct``, ``s_min_pct`` down;
+        ``q_max_pct``, ``s_max_pct`` up), the grid models and the largest difference of their fractions
+        unmatched at the two ε (``grid_diff``).
 
     Examples
     --------
@@ -207,13 +211,15 @@ def quant_facts(quant: pd.DataFrame, eps: float) -> dict:
     >>> f = quant_facts(q, 0.005)
     >>> f["nc"], f["quantised"], f["saturating"], f["c_min"], f["grid"], f["grid_diff"]
     (2, 'knn', 'none', 0.9, 'knn', 0.0)
+    >>> round(quant_facts(q.assign(fraction_unmatched_small=[0.979, 0.99, 0.211]), 0.005)["c_min_pct"], 2)
+    0.97
 
     :func:`shifteval.matching.study.quantisation_table`'s example also runs this function.
     """
     kinds = {k: quant[quant.kind == k] for k in ("continuous", "quantised", "saturating")}
     grid = quant[quant.min_spacing > 2 * eps]
     cont, quantised = kinds["continuous"], kinds["quantised"]
-    return {
+    facts: dict[str, Any] = {
         "n": len(quant), "nc": len(cont), "nq": len(quantised), "ns": len(kinds["saturating"]),
         "quantised": ", ".join(quantised.index), "saturating": ", ".join(kinds["saturating"].index) or "none",
         "c_min": float(cont.fraction_unmatched_small.min()) if len(cont) else np.nan,
@@ -224,6 +230,10 @@ def quant_facts(quant: pd.DataFrame, eps: float) -> dict:
         "grid_diff": float((grid.fraction_unmatched - grid.fraction_unmatched_small).abs().max()) if len(grid) else np.nan,
         "grid_fus": ", ".join(f"{f:.3f}" for f in grid.fraction_unmatched),
     }  # fmt: skip
+    # lower bounds rounded down and upper bounds up to whole percents: "at least 97%" of 0.979, never "98%"
+    facts |= {f"{k}_pct": float(np.floor(facts[k] * 100) / 100) for k in ("c_min", "s_min")}
+    facts |= {f"{k}_pct": float(np.ceil(facts[k] * 100) / 100) for k in ("q_max", "s_max")}
+    return facts
 
 
 def sweep_facts(sweep: pd.DataFrame, eps: float) -> dict:

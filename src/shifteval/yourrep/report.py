@@ -22,13 +22,18 @@ TITLES = {
 }
 
 
-def effect(before: float, after: float) -> str:
-    """What an adjustment does to a gap: ``"narrows"``, ``"reverses"`` (the sign flips) or ``"widens"``.
+def effect(before: float, after: float, noise: float = 0.0) -> str:
+    """What an adjustment does to a gap: ``"removes"``, ``"reverses"``, ``"narrows"`` or ``"widens"``.
+
+    A gap left within ``noise`` of zero (e.g. the half-width of its interval) is removed, not reversed: its
+    sign is not known. Beyond the noise, a gap whose sign flips is reversed.
 
     Parameters
     ----------
     before, after : float
         The gap before and after the adjustment.
+    noise : float
+        How far from zero a gap must be for its sign to count (0: any sign counts).
 
     Returns
     -------
@@ -36,44 +41,60 @@ def effect(before: float, after: float) -> str:
 
     Examples
     --------
-    >>> effect(3.0, 1.0), effect(3.0, -1.0), effect(3.0, 4.0)
-    ('narrows', 'reverses', 'widens')
+    >>> effect(3.0, 1.0), effect(3.0, -1.0), effect(3.0, 4.0), effect(7.4, -0.2, noise=1.5)
+    ('narrows', 'reverses', 'widens', 'removes')
     """
+    if abs(after) <= noise:
+        return "removes"
     if before * after < 0:
         return "reverses"
     return "narrows" if abs(after) < abs(before) else "widens"
 
 
-def effect_range(before: float, word: str) -> tuple[float, float]:
+def effect_range(before: float, word: str, noise: float = 0.0) -> tuple[float, float]:
     """The gaps after an adjustment that :func:`effect` describes with ``word``: the test of the word.
 
     Parameters
     ----------
     before : float
         The gap before the adjustment.
-    word : {"narrows", "reverses", "widens"}
+    word : {"removes", "narrows", "reverses", "widens"}
         The word a sentence uses.
+    noise : float
+        As in :func:`effect`.
 
     Returns
     -------
     tuple of float
         ``(lo, hi)``: ``word`` is true of ``after`` exactly when ``lo <= after <= hi`` (up to ties at the
-        ends, which :func:`effect` calls ``"narrows"`` at zero and ``"widens"`` at ``before``).
+        ends).
+
+    Raises
+    ------
+    ValueError
+        If ``word`` is none of the four.
 
     Examples
     --------
     >>> effect_range(3.0, "narrows"), effect_range(3.0, "reverses"), effect_range(-3.0, "widens")
     ((0.0, 3.0), (-inf, 0.0), (-inf, -3.0))
+    >>> effect_range(7.4, "removes", noise=1.5), effect_range(7.4, "reverses", noise=1.5)
+    ((-1.5, 1.5), (-inf, -1.5))
     """
-    before = float(before)
+    before, noise = float(before), abs(float(noise))
     inf = float("inf")
+    sign = 1.0 if before >= 0 else -1.0
+    if word == "removes":
+        return (-noise, noise)
     if word == "narrows":
-        return (min(0.0, before), max(0.0, before))
-    if word == "reverses":
-        return (-inf, 0.0) if before > 0 else (0.0, inf)
-    if word == "widens":
-        return (before, inf) if before >= 0 else (-inf, before)
-    raise ValueError(f"word must be 'narrows', 'reverses' or 'widens', got {word!r}")
+        lo, hi = min(noise, abs(before)), abs(before)
+    elif word == "reverses":
+        lo, hi = -inf, 0.0 - noise
+    elif word == "widens":
+        lo, hi = abs(before), inf
+    else:
+        raise ValueError(f"word must be 'removes', 'narrows', 'reverses' or 'widens', got {word!r}")
+    return (lo, hi) if sign > 0 else (-hi, -lo)
 
 
 #: The Spearman correlations :func:`agreement` describes with each word: ``[lo, hi]``.
@@ -310,7 +331,7 @@ def selection_facts(table: pd.DataFrame) -> dict:
         estimate lies between their new and their original accuracy or closes the gap); ``n_excludes``
         (models whose parametric interval excludes the original accuracy); ``halfwidth`` (median half
         width of the parametric intervals); ``effect`` (:func:`effect` of the parametric adjustment on the
-        mean gap).
+        mean gap, with that half-width as the noise: a gap left inside it is "removes", not "reverses").
 
     Examples
     --------
@@ -320,7 +341,7 @@ def selection_facts(table: pd.DataFrame) -> dict:
     (4, 17.5)
     """
     o, n = table["acc_original"], table["acc_new"]
-    return {
+    facts: dict[str, Any] = {
         "n": len(table),
         "gap": 100 * float((o - n).mean()),
         "gap_naive": 100 * float((o - table["naive"]).mean()),
@@ -329,8 +350,9 @@ def selection_facts(table: pd.DataFrame) -> dict:
         "n_closer": int(((o - table["parametric"]).abs() < (o - n).abs()).sum()),
         "n_excludes": int(((table["parametric_high"] < o) | (table["parametric_low"] > o)).sum()),
         "halfwidth": 100 * float(((table["parametric_high"] - table["parametric_low"]) / 2).median()),
-        "effect": effect(100 * float((o - n).mean()), 100 * float((o - table["parametric"]).mean())),
     }
+    facts["effect"] = effect(facts["gap"], facts["gap_param"], noise=facts["halfwidth"])
+    return facts
 
 
 def mlm_facts(result: dict) -> dict:
