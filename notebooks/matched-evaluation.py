@@ -351,6 +351,12 @@ R.table("matched-evaluation-quantisation", quant.sort_values("distinct_source")[
 # %% tags=["remove-input"]
 R.number("matched-evaluation-eps-small", eps_small, "{:g}")
 FQ = findings.quant_facts(quant, eps)
+saturating_part = (
+    "the {ns} saturating models ({saturating}) leave between {s_min_pct:.0%} and {s_max_pct:.0%} unmatched, "
+    "all more than any quantised model"
+    if FQ["ns"]
+    else "no model saturates"
+)
 R.claim(
     "quantised-models",
     "{nq} of {n} models have quantised probabilities (fewer distinct values than half the source set's "
@@ -364,8 +370,7 @@ eps0_claim = R.claim(
     "eps-zero-continuous-vs-quantised",
     "At ε = {e:g} the {nc} models with continuous probabilities (at least 99% distinct values) leave at least "
     "{c_min_pct:.0%} of the targets unmatched, while the {nq} quantised ones still match through exact ties and "
-    "leave at most {q_max_pct:.0%} unmatched; the {ns} saturating models ({saturating}) leave between "
-    "{s_min_pct:.0%} and {s_max_pct:.0%} unmatched, all more than any quantised model.",
+    "leave at most {q_max_pct:.0%} unmatched; " + saturating_part + ".",
     at_least(FQ["nc"], 1)
     & at_least(FQ["nq"], 1)
     & above(FQ["c_min"], 0.9)

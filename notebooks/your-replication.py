@@ -47,7 +47,9 @@
 #
 # A prediction file is the project's prediction format (what `shifteval.zoo.PredictionStore` writes). If
 # your predictions come from `shifteval predict` (timm models on CIFAR-10, CIFAR-10.1, ImageNet, ...), give
-# its store instead of a folder and name the two sets; the labels are taken from the store:
+# its store (the folder given to `shifteval predict --out`) instead of a folder and name the two sets as the
+# store names them (`NAME`, or `NAME-SPLIT` such as `imagenetv2-matched-frequency`); the labels are taken
+# from the store, and the models with predictions on both sets are analysed:
 #
 # ```
 # shifteval run your-replication --data predictions/cifar10 --original cifar10 --new cifar10.1
@@ -415,7 +417,7 @@ if ok["matching"] is None:
 
 # %% tags=["remove-input"]
 if ok["selection"] is None:
-    v = "The parametric selection adjustment {effect} it ({gap_param:.1f} points left; intervals ±{halfwidth:.1f})"
+    v = "The parametric selection adjustment {effect} it: {gap_param:.1f} points are left (per-model 95% intervals: ±{halfwidth:.1f} points, median half-width)"
     parts.append(
         R.claim(
             "verdict-selection",

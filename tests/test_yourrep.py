@@ -274,5 +274,10 @@ def test_the_word_for_an_adjustment_is_true_of_the_gap_it_leaves(before, after, 
     word = report.effect(before, after, noise)
     lo, hi = report.effect_range(before, word, noise)
     assert lo <= after <= hi, (word, lo, hi)
-    if word == "reverses":
-        assert abs(after) > noise and before * after < 0  # a sign inside the noise is never "reversed"
+    if word == "reverses" and abs(before) > noise:  # a real gap's sign inside the noise is not "reversed"
+        assert abs(after) > noise and (before > 0 > after or before < 0 < after)
+    if word == "removes":
+        assert abs(before) > noise >= abs(after)
+    if abs(before) <= noise:  # no gap beyond the noise: "removes" is never true of it
+        lo, hi = report.effect_range(before, "removes", noise)
+        assert not lo <= after <= hi

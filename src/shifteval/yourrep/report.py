@@ -25,8 +25,9 @@ TITLES = {
 def effect(before: float, after: float, noise: float = 0.0) -> str:
     """What an adjustment does to a gap: ``"removes"``, ``"reverses"``, ``"narrows"`` or ``"widens"``.
 
-    A gap left within ``noise`` of zero (e.g. the half-width of its interval) is removed, not reversed: its
-    sign is not known. Beyond the noise, a gap whose sign flips is reversed.
+    A gap beyond ``noise`` (e.g. the half-width of its interval) that the adjustment leaves within it is
+    removed, not reversed: the sign of what is left is not known. Otherwise the words speak of the point
+    values: a gap whose sign flips is reversed.
 
     Parameters
     ----------
@@ -43,10 +44,12 @@ def effect(before: float, after: float, noise: float = 0.0) -> str:
     --------
     >>> effect(3.0, 1.0), effect(3.0, -1.0), effect(3.0, 4.0), effect(7.4, -0.2, noise=1.5)
     ('narrows', 'reverses', 'widens', 'removes')
+    >>> effect(0.5, -1.2, noise=1.5)  # no gap beyond the noise to remove
+    'reverses'
     """
-    if abs(after) <= noise:
+    if abs(after) <= noise < abs(before):
         return "removes"
-    if before * after < 0:
+    if (before > 0 > after) or (before < 0 < after):  # signs, not a product that can underflow to 0
         return "reverses"
     return "narrows" if abs(after) < abs(before) else "widens"
 
@@ -84,12 +87,13 @@ def effect_range(before: float, word: str, noise: float = 0.0) -> tuple[float, f
     before, noise = float(before), abs(float(noise))
     inf = float("inf")
     sign = 1.0 if before >= 0 else -1.0
-    if word == "removes":
-        return (-noise, noise)
+    if word == "removes":  # only a gap beyond the noise can be removed: else no value of ``after`` fits
+        return (-noise, noise) if abs(before) > noise else (inf, -inf)
+    beyond = noise if abs(before) > noise else 0.0  # the noise counts only where a gap can be removed
     if word == "narrows":
-        lo, hi = min(noise, abs(before)), abs(before)
+        lo, hi = beyond, abs(before)
     elif word == "reverses":
-        lo, hi = -inf, 0.0 - noise
+        lo, hi = -inf, 0.0 - beyond
     elif word == "widens":
         lo, hi = abs(before), inf
     else:
