@@ -94,6 +94,33 @@ def test_every_claim_is_tested_by_a_helper(chapter):
     )
 
 
+BUILTINS = {"float", "int", "abs", "min", "max", "sum", "len", "round", "bool", "str", "fact", *HELPERS}
+
+
+def _run_inputs(node) -> set[str]:
+    """Names in a condition that can carry a value of the run (not a helper or a builtin)."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id not in BUILTINS}
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_no_claim_is_tested_on_literals_alone(chapter):
+    literal = [
+        f"{_literal_id(call)}: {ast.unparse(_condition(call))[:80]}"
+        for call in _calls(chapter, "claim")
+        if not _run_inputs(_condition(call))
+    ]
+    assert not literal, (
+        f"{chapter}: claims whose test has no input from the run (every operand a literal): {literal}"
+    )
+
+
+def test_the_literal_guard_sees_a_literal_test():
+    literal, computed = (
+        ast.parse(src, mode="eval").body for src in ("equal(0, 0) & above(1.0, 0.5)", "above(x, 0.5)")
+    )
+    assert not _run_inputs(literal) and _run_inputs(computed) == {"x"}
+
+
 def _literal_id(call: ast.Call) -> str:
     node = call.args[0] if call.args else next(k.value for k in call.keywords if k.arg == "id")
     return ast.literal_eval(node) if isinstance(node, ast.Constant) else ast.unparse(node)
@@ -264,3 +291,19 @@ def test_solution_predictions_hold_when_run(chapter, label, spec, project, tmp_p
     assert {k: truth.get(k) for k in spec["expect"]} == spec["expect"], [
         c for c in res["claims"] if c["id"] in spec["expect"]
     ]
+
+
+def test_a_sentence_names_the_tests_operands_once():
+    R = Results(strict=True)
+    claim = R.claim(
+        "operands",
+        "AutoEval errs by {test[0].a:.2f} points with detection, {test[0]:less than} {test[0].b:.2f} without; "
+        "at least {test[1].b:.0%} of {test[1].a:.1%}.",
+        C.below(2.5, 10.1, by="much") & C.at_least(0.25, 0.2),
+    )
+    assert (
+        claim.text
+        == "AutoEval errs by 2.50 points with detection, much less than 10.10 without; at least 20% of 25.0%."
+    )
+    with pytest.raises(ValueError, match="has 2 operand"):
+        R.claim("too-many", "{test.c}", C.above(2.0, 1.0))

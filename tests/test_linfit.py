@@ -452,3 +452,22 @@ def test_bootstrap_skips_resamples_with_one_distinct_x():
     fit = linfit.fit_linear([0.7, 0.8, 0.9], [0.6, 0.72, 0.84], n_boot=2000, seed=0, scale="linear")
     assert fit.slope == pytest.approx(1.2)
     assert fit.slope_ci[0] == pytest.approx(1.2) and fit.slope_ci[1] == pytest.approx(1.2)
+
+
+@pytest.mark.parametrize("slope", [0.8, 1.7])
+def test_rounding_spread_matches_the_first_order_variance_of_an_offset(slope):
+    # uniform ±h noise on x and y (variance h²/3): to first order the offset's variance is
+    # σ²(1 + a²)(1/n + x̄²/Sxx), the textbook OLS variance with the x noise carried through the slope
+    x = np.linspace(70.0, 95.0, 30)
+    table = pd.DataFrame({"orig_acc": x, "new_acc": slope * x - 60})
+    got = testbeds.rounding_spread(table, step=0.1, n=20_000, seed=1)
+    var = (0.05**2 / 3) * (1 + slope**2) * (1 / len(x) + x.mean() ** 2 / ((x - x.mean()) ** 2).sum())
+    assert got["intercept_sd"] == pytest.approx(np.sqrt(var), rel=0.05)
+    # the offset is extrapolated far from the models: it moves more than any accuracy can (±0.05)
+    assert got["intercept_sd"] > 0.05 > got["slope_sd"]
+
+
+def test_rounding_spread_refuses_a_step_that_is_not_positive():
+    table = pd.DataFrame({"orig_acc": [70.0, 80.0, 90.0], "new_acc": [60.0, 70.0, 85.0]})
+    with pytest.raises(ValueError, match="step > 0"):
+        testbeds.rounding_spread(table, step=0)

@@ -229,3 +229,25 @@ def test_row_rank_pooled_and_confusion_summary():
         and "8 is mostly taken for 0, 6" in text
         and "3 is mostly taken for 5" in text
     )
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(min_value=3, max_value=12), st.integers(min_value=0, max_value=10_000))
+def test_partial_rank_agreement_equals_the_correlation_of_rank_residuals(k, seed):
+    # the first-order partial Spearman correlation is the Pearson correlation of the rank residuals
+    # after regressing both ranks on the control's ranks
+    from scipy.stats import rankdata
+
+    rng = np.random.default_rng(seed)
+    control = rng.random((k, k))
+    m, rates = control + rng.random((k, k)), control + rng.random((k, k))
+    rho, p = mlm.partial_rank_agreement(m, control, rates)
+    off = ~np.eye(k, dtype=bool)
+    rx, ry, rz = (rankdata(a[off]) for a in (m, rates, control))
+    design = np.column_stack([np.ones_like(rz), rz])
+    res = [v - design @ np.linalg.lstsq(design, v, rcond=None)[0] for v in (rx, ry)]
+    if np.isnan(rho):  # the control ranks one of them perfectly: no residual is left to correlate
+        assert min(np.abs(r).max() for r in res) < 1e-9 and np.isnan(p)
+    else:
+        assert rho == pytest.approx(np.corrcoef(*res)[0, 1], abs=1e-9)
+        assert 0 <= p <= 1

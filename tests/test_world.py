@@ -244,3 +244,25 @@ def test_base_disjoint_split_shares_no_base_digit_and_is_stratified(small_world)
     assert not np.array_equal(other[1], parts[1])
     with pytest.raises(ValueError, match="shares must be two or more positive numbers summing to 1"):
         small_world.base_disjoint_split("train", (0.5, 0.6))
+
+
+def test_more_bins_match_the_reference_frequencies_more_closely():
+    # per class as many images as the reference has: the targets are the reference's own bin counts, so
+    # with n bins and no substitution every drawn image is within 1/n of a reference image's bin
+    rng = np.random.default_rng(0)
+    ref_freq, ref_labels = rng.beta(5, 2, 400), np.repeat(np.arange(10), 40)
+    pool_freq, pool_labels = rng.beta(2, 2, 20_000), np.repeat(np.arange(10), 2000)
+    gaps = {}
+    for n in (1, 5, 20):
+        idx, sub = world_sampling.sample_matched_frequency(
+            ref_freq, ref_labels, pool_freq, pool_labels, 40, np.random.default_rng(1), np.arange(n) / n
+        )
+        assert len(set(idx.tolist())) == 400 and sub == {"higher": 0, "lower": 0}
+        gaps[n] = abs(pool_freq[idx].mean() - ref_freq.mean())
+        assert gaps[n] <= 1 / n
+    assert gaps[20] < gaps[5] < gaps[1]
+
+
+def test_frequency_bins_refuse_edges_that_do_not_start_at_zero():
+    with pytest.raises(ValueError, match="edges must increase from 0"):
+        world_sampling.frequency_bin([0.5], edges=[0.1, 0.5])

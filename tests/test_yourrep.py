@@ -281,3 +281,21 @@ def test_the_word_for_an_adjustment_is_true_of_the_gap_it_leaves(before, after, 
     if abs(before) <= noise:  # no gap beyond the noise: "removes" is never true of it
         lo, hi = report.effect_range(before, "removes", noise)
         assert not lo <= after <= hi
+
+
+def test_reference_lines_are_the_printed_ones_compared_only_within_their_range():
+    import pandas as pd
+
+    refs = analysis.reference_lines(n_boot=50)
+    # the ImageNet line is the paper's 64 convolutional networks (Fisher vectors left out), 1.11x - 20.2
+    assert refs["ImageNet"]["printed"] == {"slope": 1.11, "intercept": -20.2}
+    assert refs["ImageNet"]["linear"].n == 64 and refs["ImageNet"]["range"][0] > 0.5
+    # models exactly on the printed CIFAR-10 line: zero residual inside its range; one far below is not used
+    x = np.array([0.85, 0.90, 0.95, 0.40])
+    table = pd.DataFrame({"acc_original": x, "acc_new": 1.69 * x - 0.727})
+    c = analysis.compare_with_references(table, refs).loc["CIFAR-10"]
+    assert c["n_inside"] == 3 and abs(c["residual"]) < 1e-9
+    assert c["farthest_outside"] == pytest.approx(100 * (refs["CIFAR-10"]["range"][0] - 0.40))
+    # no model inside a line's range: no residual at all
+    far = analysis.compare_with_references(pd.DataFrame({"acc_original": [0.3], "acc_new": [0.2]}), refs)
+    assert far["n_inside"].sum() == 0 and far["residual"].isna().all()

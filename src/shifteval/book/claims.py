@@ -8,6 +8,8 @@ can drift from the words. Each helper
   by="well")`` holds only when ``a`` is at least 1.5 times ``b``);
 - records itself, with its arguments as evaluated, as the claim's ``test`` in ``results.json``
   (``above(0.521, 0.4, by=0.05)``);
+- carries its operands into the sentence: ``{test.a:.2f}`` and ``{test.b:.2f}`` (``{test[1].a}`` for
+  the second of joined tests) are the compared values, so each value is named once, in the test;
 - gives the sentence its comparative words: ``{test:larger than}`` in the claim's text becomes
   ``much larger than`` when the margin is ``"much"``, so a margin cannot be dropped from the test
   while the words keep it.
@@ -97,6 +99,10 @@ class Check:
         The tests joined with ``&`` (empty for a single test).
     why : str
         For a bare condition (:func:`fact`), why no helper states it.
+    operands : tuple
+        The compared values as given (``above(a, b)``: ``(a, b)``), so that the sentence names them
+        once: ``{test.a:.2f}``, ``{test.b:.2f}``, ``{test.c}`` (a joined test's parts:
+        ``{test[1].a:.1%}``).
     """
 
     expr: str
@@ -105,6 +111,29 @@ class Check:
     adverb: str = ""
     parts: tuple = ()
     why: str = ""
+    operands: tuple = ()
+
+    def _operand(self, i: int):
+        if i >= len(self.operands):
+            raise ValueError(
+                f"the test {self.expr} has {len(self.operands)} operand(s); the sentence asks for #{i + 1}"
+            )
+        return self.operands[i]
+
+    @property
+    def a(self):
+        """The first compared value (``x`` of ``at_least(x, lo)``)."""
+        return self._operand(0)
+
+    @property
+    def b(self):
+        """The second compared value (the bound, target or reference)."""
+        return self._operand(1)
+
+    @property
+    def c(self):
+        """The third compared value (``hi`` of ``within(x, lo, hi)``)."""
+        return self._operand(2)
 
     def __bool__(self) -> bool:
         return self.holds
@@ -168,12 +197,14 @@ def above(a: float, b: float, by: float | str = 0.0) -> Check:
     (True, 'above(0.521, 0.4, by=0.05)')
     >>> above(0.401, 0.400, by=0.05).holds
     False
+    >>> "{t.a:.3f} is above {t.b:.1f}".format(t=t)
+    '0.521 is above 0.4'
     >>> f"{above(9.0, 4.0, by='much'):larger than}"
     'much larger than'
     """
     a, b = _number("a", a), _number("b", b)
     ok, tail, adverb = _margin(a, b, by, "above")
-    return Check(f"above({_fmt(a)}, {_fmt(b)}{tail})", ok, f"{adverb} above".strip(), adverb)
+    return Check(f"above({_fmt(a)}, {_fmt(b)}{tail})", ok, f"{adverb} above".strip(), adverb, operands=(a, b))
 
 
 def below(a: float, b: float, by: float | str = 0.0) -> Check:
@@ -201,7 +232,7 @@ def below(a: float, b: float, by: float | str = 0.0) -> Check:
     """
     a, b = _number("a", a), _number("b", b)
     ok, tail, adverb = _margin(a, b, by, "below")
-    return Check(f"below({_fmt(a)}, {_fmt(b)}{tail})", ok, f"{adverb} below".strip(), adverb)
+    return Check(f"below({_fmt(a)}, {_fmt(b)}{tail})", ok, f"{adverb} below".strip(), adverb, operands=(a, b))
 
 
 def at_least(x: float, lo: float) -> Check:
@@ -223,7 +254,7 @@ def at_least(x: float, lo: float) -> Check:
     (True, 'at_least(0.9, 0.9)')
     """
     x, lo = _number("x", x), _number("lo", lo)
-    return Check(f"at_least({_fmt(x)}, {_fmt(lo)})", bool(x >= lo), "at least")
+    return Check(f"at_least({_fmt(x)}, {_fmt(lo)})", bool(x >= lo), "at least", operands=(x, lo))
 
 
 def at_most(x: float, hi: float) -> Check:
@@ -245,7 +276,7 @@ def at_most(x: float, hi: float) -> Check:
     True
     """
     x, hi = _number("x", x), _number("hi", hi)
-    return Check(f"at_most({_fmt(x)}, {_fmt(hi)})", bool(x <= hi), "at most")
+    return Check(f"at_most({_fmt(x)}, {_fmt(hi)})", bool(x <= hi), "at most", operands=(x, hi))
 
 
 def within(x: float, lo: float, hi: float) -> Check:
@@ -271,7 +302,9 @@ def within(x: float, lo: float, hi: float) -> Check:
     x, lo, hi = _number("x", x), _number("lo", lo), _number("hi", hi)
     if lo > hi:
         raise ValueError(f"within needs lo <= hi, got [{lo}, {hi}]")
-    return Check(f"within({_fmt(x)}, {_fmt(lo)}, {_fmt(hi)})", bool(lo <= x <= hi), "within")
+    return Check(
+        f"within({_fmt(x)}, {_fmt(lo)}, {_fmt(hi)})", bool(lo <= x <= hi), "within", operands=(x, lo, hi)
+    )
 
 
 def outside(x: float, lo: float, hi: float) -> Check:
@@ -297,7 +330,9 @@ def outside(x: float, lo: float, hi: float) -> Check:
     x, lo, hi = _number("x", x), _number("lo", lo), _number("hi", hi)
     if lo > hi:
         raise ValueError(f"outside needs lo <= hi, got [{lo}, {hi}]")
-    return Check(f"outside({_fmt(x)}, {_fmt(lo)}, {_fmt(hi)})", bool(x < lo or x > hi), "outside")
+    return Check(
+        f"outside({_fmt(x)}, {_fmt(lo)}, {_fmt(hi)})", bool(x < lo or x > hi), "outside", operands=(x, lo, hi)
+    )
 
 
 def about(x: float, target: float, rel: float | None = None, tol: float | None = None) -> Check:
@@ -337,7 +372,7 @@ def about(x: float, target: float, rel: float | None = None, tol: float | None =
         if bound < 0:
             raise ValueError(f"tol must be >= 0, got {bound}")
     ok = abs(x - target) <= bound * (1 + 1e-9) + 1e-12  # a printed bound of 0.1 admits 1.1 - 1.0
-    return Check(f"about({_fmt(x)}, {_fmt(target)}{tail})", bool(ok), "about")
+    return Check(f"about({_fmt(x)}, {_fmt(target)}{tail})", bool(ok), "about", operands=(x, target))
 
 
 def equal(a, b) -> Check:
@@ -362,7 +397,7 @@ def equal(a, b) -> Check:
         ok = bool(np.array_equal(a, b))
     else:
         ok = bool(a == b)
-    return Check(f"equal({_fmt(a)}, {_fmt(b)})", ok, "equal to")
+    return Check(f"equal({_fmt(a)}, {_fmt(b)})", ok, "equal to", operands=(a, b))
 
 
 def monotone(seq: Iterable[float], direction: str = "increasing", strict: bool = True) -> Check:

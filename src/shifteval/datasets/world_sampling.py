@@ -27,15 +27,18 @@ def _largest_remainder(weights, total: int):
     return counts
 
 
-def frequency_bin(freq: ArrayLike) -> NDArray[np.intp]:
+def frequency_bin(freq: ArrayLike, edges: ArrayLike = FREQUENCY_BINS) -> NDArray[np.intp]:
     """Bin index 0-4 of selection frequencies in [0, .2), [.2, .4), [.4, .6), [.6, .8), [.8, 1].
 
-    The bins are those of MatchedFrequency (Recht et al. 2019, App. C.1.2).
+    The bins are those of MatchedFrequency (Recht et al. 2019, App. C.1.2); other left ``edges``
+    give other bins (the last one closed at 1).
 
     Parameters
     ----------
     freq : array_like of float
         Selection frequencies in [0, 1].
+    edges : array_like of float
+        Increasing left edges of the bins, the first 0.
 
     Returns
     -------
@@ -46,8 +49,13 @@ def frequency_bin(freq: ArrayLike) -> NDArray[np.intp]:
     --------
     >>> frequency_bin([0.0, 0.19, 0.2, 0.79, 0.8, 1.0]).tolist()
     [0, 0, 1, 3, 4, 4]
+    >>> frequency_bin([0.0, 0.49, 0.5, 1.0], edges=[0.0, 0.5]).tolist()
+    [0, 0, 1, 1]
     """
-    return np.clip(np.searchsorted(FREQUENCY_BINS, np.asarray(freq) + 1e-12, side="right") - 1, 0, 4)
+    edges = np.asarray(edges, dtype=float)
+    if edges.ndim != 1 or len(edges) < 1 or edges[0] != 0 or np.any(np.diff(edges) <= 0) or edges[-1] >= 1:
+        raise ValueError(f"edges must increase from 0 and stay below 1, got {edges.tolist()}")
+    return np.clip(np.searchsorted(edges, np.asarray(freq) + 1e-12, side="right") - 1, 0, len(edges) - 1)
 
 
 def sample_matched_frequency(
@@ -57,6 +65,7 @@ def sample_matched_frequency(
     pool_labels: NDArray[np.integer],
     per_class: int,
     rng: np.random.Generator,
+    edges: ArrayLike = FREQUENCY_BINS,
 ) -> tuple[NDArray[np.int64], dict[str, int]]:
     """MatchedFrequency sampling (Recht et al. 2019, §4 and App. C.1.2).
 
@@ -80,6 +89,8 @@ def sample_matched_frequency(
         Images to sample per class.
     rng : numpy.random.Generator
         Source of the random draws within a bin.
+    edges : array_like of float
+        Left edges of the histogram's bins (:func:`frequency_bin`); the paper's five by default.
 
     Returns
     -------
@@ -110,16 +121,17 @@ def sample_matched_frequency(
     {'higher': 0, 'lower': 10}
     """
     chosen, substituted = [], {"higher": 0, "lower": 0}
-    ref_bins, pool_bins = frequency_bin(ref_freq), frequency_bin(pool_freq)
+    ref_bins, pool_bins = frequency_bin(ref_freq, edges), frequency_bin(pool_freq, edges)
+    n_bins = len(np.asarray(edges))
     for c in range(N_CLASSES):
         members = np.flatnonzero(pool_labels == c)
         if len(members) < per_class:
             raise ValueError(f"class {c}: only {len(members)} candidates in the pool, need {per_class}")
-        targets = _largest_remainder(np.bincount(ref_bins[ref_labels == c], minlength=5), per_class)
-        available = {b: list(rng.permutation(members[pool_bins[members] == b])) for b in range(5)}
-        for b in range(5):
+        targets = _largest_remainder(np.bincount(ref_bins[ref_labels == c], minlength=n_bins), per_class)
+        available = {b: list(rng.permutation(members[pool_bins[members] == b])) for b in range(n_bins)}
+        for b in range(n_bins):
             need = int(targets[b])
-            order = list(range(b, 5)) + list(range(b - 1, -1, -1))  # higher bins first, then lower
+            order = list(range(b, n_bins)) + list(range(b - 1, -1, -1))  # higher bins first, then lower
             for bb in order:
                 if need == 0:
                     break

@@ -57,6 +57,7 @@ from .testbeds import (
     fit_columns,
     fits_frame,
     line_residuals,
+    rounding_spread,
     subset_slope_width,
     widest_band,
 )
@@ -97,6 +98,7 @@ __all__ = [
     "recht2019_interval_deviation",
     "recompute_table",
     "resampled_lines",
+    "rounding_spread",
     "row_lines",
     "simulate_gaussian_difficulty",
     "subset_slope_width",

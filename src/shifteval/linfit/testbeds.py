@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .fits import SCALES, LinearFit, clopper_pearson, fit_linear, fit_table
+from .fits import SCALES, LinearFit, clopper_pearson, fit_linear, fit_table, row_lines
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -110,6 +110,56 @@ def bootstrap_seed_spread(
         "intercept_ci_sd": float(icpt_ci.std(axis=0, ddof=1).mean()),
         "slope_ci_width": float((slope_ci[:, 1] - slope_ci[:, 0]).mean()),
     }
+
+
+def rounding_spread(table: pd.DataFrame, *, step: float = 0.1, n: int = 2000, seed: int = 0) -> dict:
+    """How far the rounding of printed accuracies alone moves a least-squares line.
+
+    Each accuracy of a printed table is exact only to ``step`` points; the true value lies within
+    ``±step/2`` of it. This adds independent uniform noise of that width to every original and new
+    accuracy, ``n`` times, refits the line of Recht et al. (2019, §3.3) each time (ordinary least
+    squares, as :func:`shifteval.linfit.fit_linear`) and reports the spread of the refits. The offset
+    is an extrapolation to 0% original accuracy, far from the models, so it moves much more than the
+    accuracies do.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        ``orig_acc`` and ``new_acc`` in percent, as printed.
+    step : float
+        The printed precision in points (0.1 for one decimal).
+    n : int
+        Noisy refits (at least 2).
+    seed : int
+        Seed of the noise.
+
+    Returns
+    -------
+    dict
+        ``slope_sd`` and ``intercept_sd`` (points): standard deviations over the refits.
+
+    Raises
+    ------
+    ValueError
+        When ``step`` is not positive or ``n`` is below 2.
+
+    Examples
+    --------
+    Ten models spread over 20 points: the offset, extrapolated about 80 points, moves more than any
+    single accuracy can (0.05 points).
+
+    >>> t = pd.DataFrame({"orig_acc": np.linspace(75, 95, 10), "new_acc": np.linspace(60, 90, 10)})
+    >>> s = rounding_spread(t, n=500)
+    >>> s["intercept_sd"] > 0.05 > s["slope_sd"]
+    True
+    """
+    if not step > 0 or int(n) < 2:
+        raise ValueError(f"rounding_spread needs step > 0 and n >= 2, got step={step!r}, n={n!r}")
+    rng = np.random.default_rng(seed)
+    x, y = (table[c].to_numpy(float) for c in ("orig_acc", "new_acc"))
+    noise = rng.uniform(-step / 2, step / 2, size=(2, int(n), len(x)))
+    slopes, intercepts = row_lines(x + noise[0], y + noise[1])
+    return {"slope_sd": float(slopes.std(ddof=1)), "intercept_sd": float(intercepts.std(ddof=1))}
 
 
 def fit_columns(table: pd.DataFrame, x: str, ys: Sequence[str], *, scales: Sequence[str] = SCALES,

@@ -7,6 +7,20 @@
 Every public name of these modules is importable from ``shifteval.replication``.
 """
 
-from .changes import accuracy_changes, change_table, replication_changes, table2
+from .changes import (
+    accuracy_by_frequency_bin,
+    accuracy_changes,
+    change_table,
+    matched_change_by_bins,
+    replication_changes,
+    table2,
+)
 
-__all__ = ["accuracy_changes", "change_table", "replication_changes", "table2"]
+__all__ = [
+    "accuracy_by_frequency_bin",
+    "accuracy_changes",
+    "change_table",
+    "matched_change_by_bins",
+    "replication_changes",
+    "table2",
+]

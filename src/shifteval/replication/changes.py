@@ -8,9 +8,10 @@ replication round or on another one (:func:`replication_changes`), and the table
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
@@ -92,6 +93,140 @@ def replication_changes(zoo: Zoo, world: World, replication: Replication, table:
     return accuracy_changes(acc, list(replication.sets))
 
 
+def matched_change_by_bins(
+    zoo: Zoo, world: World, replication: Replication, table: pd.DataFrame, bins: Sequence[int], *,
+    draws: int = 5, seed: int = 0,
+) -> dict[int, dict[str, float]]:  # fmt: skip
+    """MatchedFrequency's mean accuracy change when the histogram has more (or fewer) bins.
+
+    Recht et al. (2019, App. C.1.2) match a five-bin histogram of selection frequencies; within a bin,
+    the candidates drawn can still differ from the original images in frequency, and so in difficulty.
+    This draws MatchedFrequency again from ``replication``'s frequencies (per class, as
+    :func:`shifteval.datasets.world_sampling.sample_matched_frequency`) with ``n`` bins of equal width
+    for each ``n`` in ``bins``, ``draws`` times, and averages the zoo's mean change over the draws.
+
+    Parameters
+    ----------
+    zoo : shifteval.zoo.build.Zoo
+        A zoo built on ``world``.
+    world : shifteval.datasets.world.World
+        The world the replication was sampled from.
+    replication : shifteval.datasets.world.Replication
+        The round whose v1 and pool frequencies are matched (the noise-free ablation for the true ones).
+    table : pandas.DataFrame
+        The zoo's accuracy table (its ``v1`` column is the reference).
+    bins : sequence of int
+        Numbers of bins, each at least 1.
+    draws : int
+        Independent draws per number of bins (at least 1).
+    seed : int
+        Seed of the draws.
+
+    Returns
+    -------
+    dict of int to dict
+        Per number of bins: ``change`` (fraction; replicated minus v1 accuracy, averaged over models
+        and draws), ``se`` (its standard error over the draws; NaN for one draw) and ``substituted``
+        (images per draw taken from another bin than their target because theirs ran out).
+
+    Examples
+    --------
+    >>> from shifteval.datasets.world import build_world
+    >>> from shifteval.zoo import ModelSpec, build_zoo
+    >>> world = build_world({"n_train": 100, "n_v1": 50, "n_pool": 300, "per_class": 3})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     z = build_zoo(world, [ModelSpec("nb", "sklearn", "gaussian_nb")], store_root=tmp, progress=False)
+    ...     ch = matched_change_by_bins(z, world, world.replication, z.accuracy_table(), [5, 20], draws=2)
+    >>> sorted(ch), all(-1 <= v["change"] <= 1 and v["se"] >= 0 for v in ch.values())
+    ([5, 20], True)
+    """
+    from ..datasets.world_sampling import sample_matched_frequency
+
+    if int(draws) < 1 or any(int(n) < 1 for n in bins):
+        raise ValueError(
+            f"draws and every number of bins must be at least 1, got {draws=}, bins={list(bins)}"
+        )
+    ex = world.examples
+    v1, pool = world.split_index("v1"), world.split_index("pool")
+    labels = ex["label"].to_numpy()
+    per_class = world.config.per_class
+    rng = np.random.default_rng(np.random.SeedSequence([world.config.seed, 11, int(seed)]))
+    out = {}
+    for n in bins:
+        edges = np.arange(int(n)) / int(n)
+        changes, moved = [], []
+        for _ in range(int(draws)):
+            idx, sub = sample_matched_frequency(
+                replication.v1_freq, labels[v1], replication.pool_freq, labels[pool], per_class, rng, edges
+            )
+            changes.append(float((zoo.accuracy_on(world, pool[idx]) - table["v1"]).mean()))
+            moved.append(sub["higher"] + sub["lower"])
+        se = float(np.std(changes, ddof=1) / np.sqrt(len(changes))) if len(changes) > 1 else float("nan")
+        out[int(n)] = {"change": float(np.mean(changes)), "se": se, "substituted": float(np.mean(moved))}
+    return out
+
+
+def accuracy_by_frequency_bin(zoo: Zoo, world: World, strategy: str = "matchedfrequency") -> dict:
+    """Every model's accuracy on v1 and on a replicated set, stratified into selection-frequency bins.
+
+    Recht et al. (2019), Figures 15-17 (App. C.4.7): the images of each set are binned by their observed
+    selection frequency in the replication's annotation round (the five bins of MatchedFrequency,
+    :func:`shifteval.datasets.world_sampling.frequency_bin`) and each model's accuracy is taken per bin.
+
+    Parameters
+    ----------
+    zoo : shifteval.zoo.build.Zoo
+        A zoo built on ``world``.
+    world : shifteval.datasets.world.World
+        The world; its own replication round gives the observed frequencies.
+    strategy : str
+        The replicated set.
+
+    Returns
+    -------
+    dict
+        ``v1`` and ``new``: DataFrames of accuracy (fraction), one row per model, one column per bin
+        (``"[0.0, 0.2)"`` ... ``"[0.8, 1.0]"``; NaN where a bin is empty); ``n_v1`` and ``n_new``: images per
+        bin.
+
+    Examples
+    --------
+    >>> from shifteval.datasets.world import build_world
+    >>> from shifteval.zoo import ModelSpec, build_zoo
+    >>> world = build_world({"n_train": 100, "n_v1": 50, "n_pool": 300, "per_class": 3})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     z = build_zoo(world, [ModelSpec("nb", "sklearn", "gaussian_nb")], store_root=tmp, progress=False)
+    ...     by_bin = accuracy_by_frequency_bin(z, world)
+    >>> list(by_bin["new"].columns)[2], sum(by_bin["n_new"]), sum(by_bin["n_v1"])
+    ('[0.4, 0.6)', 30, 50)
+    """
+    from ..datasets.world_sampling import FREQUENCY_BINS, frequency_bin
+
+    rep = world.replication
+    v1, pool, new = world.split_index("v1"), world.split_index("pool"), world.split_index(strategy)
+    bins = {
+        "v1": (v1, frequency_bin(rep.v1_freq)),
+        "new": (new, frequency_bin(rep.pool_freq[np.searchsorted(pool, new)])),
+    }
+    edges = [*FREQUENCY_BINS.tolist(), 1.0]
+    names = [
+        f"[{lo:.1f}, {hi:.1f}{']' if i == len(edges) - 2 else ')'}"
+        for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:], strict=True))
+    ]
+    out: dict = {}
+    for key, (index, b) in bins.items():
+        within = "v1" if key == "v1" else "pool"
+        cols = {
+            name: zoo.accuracy_on(world, index[b == i], within=within)
+            if (b == i).any()
+            else pd.Series(np.nan, index=zoo.names)
+            for i, name in enumerate(names)
+        }
+        out[key] = pd.DataFrame(cols)
+        out[f"n_{key}"] = [int((b == i).sum()) for i in range(len(names))]
+    return out
+
+
 def change_table(table: pd.DataFrame, strategies: list[str]) -> pd.DataFrame:
     """Accuracy on v1 and on each replicated set with its change, one cell per set, sorted by v1.
 
@@ -122,7 +257,7 @@ def change_table(table: pd.DataFrame, strategies: list[str]) -> pd.DataFrame:
     return shown
 
 
-def table2(changes: dict, frequencies: dict) -> pd.DataFrame:
+def table2(changes: dict, frequencies: dict, paper: dict | None = None) -> pd.DataFrame:
     """The world's version of Recht et al. (2019), Table 2: change, share dropping, mean frequencies.
 
     Parameters
@@ -131,11 +266,16 @@ def table2(changes: dict, frequencies: dict) -> pd.DataFrame:
         Output of :func:`accuracy_changes`.
     frequencies : dict
         ``{strategy: {"observed": float, "true": float}}``, mean selection frequencies per set.
+    paper : dict, optional
+        The paper's Table 2 (``{strategy: {"selection_frequency": float, "top1": float}}``, as in
+        :func:`shifteval.datasets.published.reported`); its average MTurk selection frequency and top-1
+        change are shown beside the world's.
 
     Returns
     -------
     pandas.DataFrame
-        One row per strategy: change in points, share of models dropping, mean frequencies.
+        One row per strategy: change in points, share of models dropping, mean frequencies (and the
+        paper's two columns).
 
     Examples
     --------
@@ -143,8 +283,11 @@ def table2(changes: dict, frequencies: dict) -> pd.DataFrame:
     >>> t = table2(ch, {"top": {"observed": 0.9, "true": 0.8}})
     >>> round(float(t.loc["top", "mean change (points)"]), 2), t.loc["top", "models dropping"]
     (-5.0, '75%')
+    >>> table2(ch, {"top": {"observed": 0.9, "true": 0.8}}, {"top": {"selection_frequency": 0.93, "top1": 2.1}}
+    ...        ).loc["top", "paper: mean ŝ"]
+    0.93
     """
-    return pd.DataFrame({
+    rows = {
         s: {
             "mean change (points)": 100 * c["mean_change"],
             "models dropping": f"{c['fraction_dropping']:.0%}",
@@ -152,4 +295,11 @@ def table2(changes: dict, frequencies: dict) -> pd.DataFrame:
             "mean true s": frequencies[s]["true"],
         }
         for s, c in changes.items()
-    }).T  # fmt: skip
+    }
+    for s, row in rows.items():
+        if paper is not None and s in paper:
+            row |= {
+                "paper: top-1 change (points)": paper[s]["top1"],
+                "paper: mean ŝ": paper[s]["selection_frequency"],
+            }
+    return pd.DataFrame(rows).T

@@ -320,3 +320,58 @@ def fig5_ablation(
     ax.set_ylabel("mean accuracy change vs v1 (points)")
     ax.legend(fontsize="small")
     return fig
+
+
+@traced
+def fig15_17_frequency_bins(table: pd.DataFrame, by_bin: dict, strategy: str = "matchedfrequency") -> Figure:
+    """Recht et al. (2019), Figures 15-17: accuracy stratified into five selection-frequency bins.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The zoo's accuracy table (``v1`` and ``strategy`` columns, fractions).
+    by_bin : dict
+        :func:`shifteval.replication.accuracy_by_frequency_bin`.
+    strategy : str
+        The replicated set's column of ``table``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three panels, one point per model and bin (colour): new set per bin against v1 overall (Figure 15),
+        v1 per bin against v1 overall (Figure 16), new set per bin against v1 per bin (Figure 17), in percent.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"v1": [0.8, 0.9], "matchedfrequency": [0.7, 0.85]}, index=["a", "b"])
+    >>> b = {"v1": pd.DataFrame({"[0.0, 0.2)": [0.5, 0.6]}, index=["a", "b"]),
+    ...      "new": pd.DataFrame({"[0.0, 0.2)": [0.4, 0.5]}, index=["a", "b"]), "n_v1": [2], "n_new": [2]}
+    >>> len(fig15_17_frequency_bins(t, b).axes)
+    3
+    >>> plt.close("all")
+    """
+    fig, axes = subplots(1, 3, height=3.6)
+    x_all = 100 * table["v1"].to_numpy(float)
+    colors = sns.color_palette("viridis", len(by_bin["v1"].columns))
+    panels = (
+        ("Figure 15: new set by bin", "v1 accuracy, all images (%)", f"{strategy} accuracy in the bin (%)"),
+        ("Figure 16: v1 by bin", "v1 accuracy, all images (%)", "v1 accuracy in the bin (%)"),
+        ("Figure 17: both by bin", "v1 accuracy in the bin (%)", f"{strategy} accuracy in the bin (%)"),
+    )
+    for i, name in enumerate(by_bin["v1"].columns):
+        v1_bin = 100 * by_bin["v1"][name].reindex(table.index).to_numpy(float)
+        new_bin = 100 * by_bin["new"][name].reindex(table.index).to_numpy(float)
+        for ax, (x, y) in zip(axes, ((x_all, new_bin), (x_all, v1_bin), (v1_bin, new_bin)), strict=True):
+            ax.plot(
+                x,
+                y,
+                "o",
+                ms=3.5,
+                color=colors[i],
+                label=f"{name} (v1 {by_bin['n_v1'][i]}, new {by_bin['n_new'][i]})",
+            )
+    for ax, (title, xl, yl) in zip(axes, panels, strict=True):
+        ax.plot([0, 100], [0, 100], "--", color="0.4", lw=1)
+        ax.set(title=title, xlabel=xl, ylabel=yl, xlim=(0, 100), ylim=(0, 100))
+    axes[0].legend(fontsize=6, title="bin (images)", title_fontsize=6, loc="upper left")
+    return fig

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ..linfit.fits import inverse_transform, transform
 from . import linear_fits
 from .common import subplots, traced
 
@@ -22,6 +23,9 @@ REFERENCE_STYLES = {"CIFAR-10": ("tab:orange", "--"), "ImageNet": ("tab:green", 
 @traced
 def fit_with_references(table: pd.DataFrame, fits: dict, refs: dict) -> Figure:
     """Your models' new vs original accuracy, the linear and probit fits, and Recht et al.'s lines.
+
+    Each reference line is drawn over the range of its models only: the printed line on linear axes,
+    our probit fit of the same models on probit axes.
 
     Parameters
     ----------
@@ -58,10 +62,19 @@ def fit_with_references(table: pd.DataFrame, fits: dict, refs: dict) -> Figure:
         lo, hi = ax.get_xlim()
         for name, r in refs.items():
             color, style = REFERENCE_STYLES.get(name, ("grey", "-."))
-            t = np.linspace(lo, hi, 100)
-            ax.plot(
-                t, r[scale].slope * t + r[scale].intercept, style, color=color, label=f"Recht et al. {name}"
-            )
+            a, b = (float(v) for v in inverse_transform([lo, hi], scale))
+            t = np.linspace(max(a, r["range"][0]), min(b, r["range"][1]), 100)  # fractions, the line's range
+            if t[0] >= t[-1]:
+                continue  # the line's models lie outside these axes
+            if scale == "linear":  # the line as printed (§3.3)
+                line, label = (
+                    r["printed"]["slope"] * t + r["printed"]["intercept"] / 100,
+                    f"Recht et al. {name}",
+                )
+            else:  # the paper printed no probit line: our fit of the same models
+                line, label = r[scale].predict(t), f"Recht et al.'s {name} models (our probit fit)"
+            ty = transform(np.clip(line, 1e-6, 1 - 1e-6), scale)
+            ax.plot(transform(t, scale), ty, style, color=color, label=label)
         ax.set_xlim(lo, hi)
         ax.legend(fontsize=7, loc="upper left")
     return fig

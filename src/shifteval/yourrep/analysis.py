@@ -25,8 +25,12 @@ from shifteval.linfit import perimage
 
 from .folder import UNLABELED, ReplicationData
 
-#: Recht et al. (2019) tables whose lines the chapter draws beside yours (Tables 14 and App. B's CIFAR-10).
-REFERENCES = {"CIFAR-10": "recht2019_cifar10", "ImageNet": "recht2019_imagenet_top1_matchedfrequency"}
+#: Recht et al. (2019) lines the chapter compares yours with (§3.3, Figure 1): the transcribed table each was
+#: fitted on and the key of the printed line in :func:`shifteval.datasets.published.reported`.
+REFERENCES = {
+    "CIFAR-10": ("recht2019_cifar10", "cifar10_fit"),
+    "ImageNet": ("recht2019_imagenet_top1_matchedfrequency", "imagenet_top1_matchedfrequency_fit"),
+}
 LABEL_FREE = ("softmax_0.8", "softmax_0.9", "average_confidence", "doc", "atc")
 
 
@@ -110,8 +114,40 @@ def fit_lines(
     return out
 
 
+def reference_table(name: str) -> pd.DataFrame:
+    """The models behind one of Recht et al.'s (2019) published lines (§3.3, Figure 1).
+
+    CIFAR-10: the 34 models of Table 11; ImageNet: the 64 convolutional networks of Table 14 (the
+    paper's line leaves out the three Fisher-vector models, App. C.4.4).
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`REFERENCES`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The transcribed table (``orig_acc``, ``new_acc`` in percent).
+
+    Examples
+    --------
+    >>> len(reference_table("CIFAR-10")), len(reference_table("ImageNet"))
+    (34, 64)
+    """
+    if name not in REFERENCES:
+        raise ValueError(f"unknown reference {name!r}; expected one of {sorted(REFERENCES)}")
+    table = published.load_table(REFERENCES[name][0])
+    return table[~published.is_fisher_vector(table.model)].reset_index(drop=True)
+
+
 def reference_lines(n_boot: int = 10_000, seed: int = 0) -> dict:
-    """Recht et al.'s (2019) CIFAR-10 and ImageNet (MatchedFrequency, top-1) lines, both scales.
+    """Recht et al.'s (2019) CIFAR-10 and ImageNet (MatchedFrequency, top-1) lines.
+
+    The ``printed`` line is the paper's (§3.3: slope and offset in percent); ``linear`` and ``probit``
+    are least-squares fits of the same models (:func:`reference_table`) with a bootstrap over them,
+    for the band around the line and for the probit axes, on which the paper printed no line. The
+    linear refit equals the printed line to within 0.1 points of offset (the linear-fits chapter).
 
     Parameters
     ----------
@@ -123,25 +159,34 @@ def reference_lines(n_boot: int = 10_000, seed: int = 0) -> dict:
     Returns
     -------
     dict
-        ``{name: {scale: LinearFit}}`` for the names of :data:`REFERENCES`.
+        ``{name: {"printed": {"slope", "intercept"}, "linear": LinearFit, "probit": LinearFit,
+        "range": (lowest, highest original accuracy, fractions)}}`` for the names of :data:`REFERENCES`.
 
     Examples
     --------
     >>> refs = reference_lines(n_boot=100)
-    >>> sorted(refs), round(refs["ImageNet"]["linear"].slope, 2)
-    (['CIFAR-10', 'ImageNet'], 0.97)
+    >>> sorted(refs), refs["ImageNet"]["printed"]["slope"], round(refs["ImageNet"]["linear"].slope, 2)
+    (['CIFAR-10', 'ImageNet'], 1.11, 1.11)
     """
-    return {
-        name: {
-            s: linfit.fit_table(published.load_table(t), scale=s, n_boot=n_boot, seed=seed)
-            for s in linfit.SCALES
+    printed = published.reported()["recht2019"]
+    out = {}
+    for name, (_, key) in REFERENCES.items():
+        table = reference_table(name)
+        entry: dict[str, Any] = {
+            s: linfit.fit_table(table, scale=s, n_boot=n_boot, seed=seed) for s in linfit.SCALES
         }
-        for name, t in REFERENCES.items()
-    }
+        entry["printed"] = {k: float(printed[key][k]) for k in ("slope", "intercept")}
+        entry["range"] = (float(table["orig_acc"].min()) / 100, float(table["orig_acc"].max()) / 100)
+        out[name] = entry
+    return out
 
 
-def compare_with_references(table: pd.DataFrame, refs: dict, scale: str = "probit") -> pd.DataFrame:
-    """How far your models' new accuracies lie from each reference line (points, mean over models).
+def compare_with_references(table: pd.DataFrame, refs: dict) -> pd.DataFrame:
+    """How far your models' new accuracies lie from each printed line, within the line's range (points).
+
+    Each line is Recht et al.'s (2019, §3.3) printed one, on the linear axes it was printed on; it is
+    compared only with your models whose original accuracy lies within the range of the models it was
+    fitted on (a line says nothing about accuracies it never saw), and the models outside are counted.
 
     Parameters
     ----------
@@ -149,34 +194,41 @@ def compare_with_references(table: pd.DataFrame, refs: dict, scale: str = "probi
         :func:`accuracy_table`.
     refs : dict
         :func:`reference_lines`.
-    scale : {"linear", "probit"}
-        Which fit of each reference.
 
     Returns
     -------
     pandas.DataFrame
-        Index the references; ``residual`` (mean of new - line, points), ``within_band`` (share of your
-        models inside the line's pointwise bootstrap band), ``x_min``/``x_max`` (the reference's original
-        accuracies, fractions) and ``inside_range`` (share of your models with original accuracy in it).
+        Index the references; ``n_inside`` (your models inside the line's range), ``n_above`` (those of
+        them above the line) and ``inside_range`` (their share), ``residual`` (mean of new accuracy minus the printed line over them, points; NaN
+        when none is inside), ``within_band`` (share of them inside the refit's pointwise bootstrap band),
+        ``x_min``/``x_max`` (the range, fractions) and ``farthest_outside`` (how far, in points of
+        original accuracy, the farthest of your models lies outside the range; 0 when none does).
 
     Examples
     --------
-    >>> t = pd.DataFrame({"acc_original": [0.9, 0.95], "acc_new": [0.8, 0.88]})
-    >>> compare_with_references(t, reference_lines(n_boot=100)).round(1)["residual"].tolist()
-    [0.4, -1.6]
+    Two models inside the CIFAR-10 range (83.3% to 98.4%) and one far below it:
+
+    >>> t = pd.DataFrame({"acc_original": [0.9, 0.95, 0.5], "acc_new": [0.8, 0.88, 0.3]})
+    >>> c = compare_with_references(t, reference_lines(n_boot=100))
+    >>> c.loc["CIFAR-10", ["n_inside", "residual", "farthest_outside"]].round(1).tolist()
+    [2.0, 0.4, 33.3]
     """
     x, y = table["acc_original"].to_numpy(float), table["acc_new"].to_numpy(float)
     rows = {}
-    for name, fits in refs.items():
-        fit = fits[scale]
-        lo, hi = fit.band(x)
-        ref = published.load_table(REFERENCES[name])["orig_acc"].to_numpy(float) / 100
+    for name, r in refs.items():
+        lo_x, hi_x = r["range"]
+        inside = (x >= lo_x) & (x <= hi_x)
+        line = r["printed"]["slope"] * x + r["printed"]["intercept"] / 100
+        lo, hi = r["linear"].band(x)
         rows[name] = {
-            "residual": 100 * float(np.mean(y - fit.predict(x))),
-            "within_band": float(np.mean((y >= lo) & (y <= hi))),
-            "x_min": float(ref.min()),
-            "x_max": float(ref.max()),
-            "inside_range": float(np.mean((x >= ref.min()) & (x <= ref.max()))),
+            "n_inside": int(inside.sum()),
+            "n_above": int((y > line)[inside].sum()),
+            "inside_range": float(inside.mean()),
+            "residual": 100 * float(np.mean((y - line)[inside])) if inside.any() else float("nan"),
+            "within_band": float(np.mean(((y >= lo) & (y <= hi))[inside])) if inside.any() else float("nan"),
+            "x_min": lo_x,
+            "x_max": hi_x,
+            "farthest_outside": 100 * float(np.max(np.maximum(lo_x - x, x - hi_x).clip(min=0), initial=0.0)),
         }
     return pd.DataFrame(rows).T
 

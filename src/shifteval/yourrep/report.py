@@ -244,15 +244,17 @@ def fit_facts(fits: dict, comparison: pd.DataFrame) -> dict:
     fits : dict
         :func:`shifteval.yourrep.analysis.fit_lines`.
     comparison : pandas.DataFrame
-        :func:`shifteval.yourrep.analysis.compare_with_references` (probit fits).
+        :func:`shifteval.yourrep.analysis.compare_with_references` (the printed lines, within their ranges).
 
     Returns
     -------
     dict
         Per scale (``lin_``, ``pro_`` prefixes): ``slope``, ``r``, model-only and models-and-images
-        slope intervals (``lo``, ``hi``, ``ilo``, ``ihi``) and their widths; ``closer``/``farther``
-        (reference names) with their mean residuals ``res_closer``/``res_farther`` (points) and the share
-        of your models inside the closer line's band (``band_closer``).
+        slope intervals (``lo``, ``hi``, ``ilo``, ``ihi``) and their widths; ``compared`` (printed
+        lines with at least one of your models inside their range), ``closer``/``farther`` (their names,
+        ``"None"`` when fewer are compared) with the mean residuals ``res_*`` (points), the shares inside
+        the band ``band_*`` and the models inside the range ``n_*``; ``outside`` (a sentence per line:
+        models inside its range and the farthest outside) and ``residuals`` (absolute, per compared line).
 
     Examples
     --------
@@ -271,13 +273,68 @@ def fit_facts(fits: dict, comparison: pd.DataFrame) -> dict:
         ilo, ihi = fits[scale]["slope_ci_images"]
         out |= {f"{p}_slope": fit.slope, f"{p}_r": fit.r, f"{p}_lo": lo, f"{p}_hi": hi, f"{p}_ilo": ilo}
         out |= {f"{p}_ihi": ihi, f"{p}_width": hi - lo, f"{p}_width_images": ihi - ilo}
-    order = comparison["residual"].abs().sort_values().index
-    out |= {"closer": str(order[0]), "farther": str(order[-1])}
-    out |= {"res_closer": float(comparison.loc[order[0], "residual"])}
-    out |= {"res_farther": float(comparison.loc[order[-1], "residual"])}
-    out |= {"band_closer": float(comparison.loc[order[0], "within_band"])}
+    compared = comparison[comparison["n_inside"] > 0]
+    order = list(compared["residual"].abs().sort_values().index) + [None, None]
+    out |= {"compared": len(compared), "closer": str(order[0]), "farther": str(order[1])}
+    for role, name in (("closer", order[0]), ("farther", order[1])):
+        row = comparison.loc[name] if name is not None else None
+        out[f"res_{role}"] = float(row["residual"]) if row is not None else float("nan")
+        out[f"band_{role}"] = float(row["within_band"]) if row is not None else float("nan")
+        out[f"n_{role}"] = int(row["n_inside"]) if row is not None else 0
+    out["outside"] = "; ".join(
+        f"{name}: {int(r.n_inside)} inside {100 * r.x_min:.1f}–{100 * r.x_max:.1f}%, the farthest "
+        f"{r.farthest_outside:.1f} points outside"
+        for name, r in comparison.iterrows()
+    )
+    out["residuals"] = compared["residual"].abs().to_dict()
     out["side_closer"] = "above" if out["res_closer"] > 0 else "below"
     return out
+
+
+def reference_sentence(comparison: pd.DataFrame, short: bool = False) -> str:
+    """Where your models lie relative to each of Recht et al.'s printed lines, within its range.
+
+    Each line (Recht et al. 2019, §3.3) is compared only with your models whose original accuracy lies
+    within the range of the models it was fitted on, so two lines are usually compared with different
+    models: the sentence gives each line's mean distance and does not rank the lines.
+
+    Parameters
+    ----------
+    comparison : pandas.DataFrame
+        :func:`shifteval.yourrep.analysis.compare_with_references`.
+    short : bool
+        One clause per line (for the verdict) instead of the full sentence.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> c = pd.DataFrame({"n_inside": [2, 0], "n_above": [2, 0], "residual": [1.5, float("nan")],
+    ...                   "x_min": [0.8, 0.5], "x_max": [0.95, 0.7], "farthest_outside": [3.0, 20.0]},
+    ...                  index=["CIFAR-10", "ImageNet"])
+    >>> reference_sentence(c, short=True)
+    'CIFAR-10 +1.50 points on average (2 models, 2 above the line); ImageNet: none of your models in its range.'
+    """
+    clauses = []
+    for name, r in comparison.iterrows():
+        where = "" if short else f" (original accuracy {100 * r.x_min:.1f}–{100 * r.x_max:.1f}%)"
+        if r.n_inside == 0:
+            clauses.append(f"{name}{where}: none of your models in its range")
+            continue
+        clauses.append(
+            f"{name}{where} {r.residual:+.2f} points on average ({int(r.n_inside)} models, "
+            f"{int(r.n_above)} above the line)"
+        )
+    text = "; ".join(clauses) + "."
+    if short:
+        return text
+    return (
+        "On the linear axes Recht et al. printed their lines on, each line against your models within the range "
+        "of original accuracies its models span (new accuracy minus the line; the groups differ, so the "
+        f"distances are not compared with each other): {text}"
+    )
 
 
 def matching_facts(tables: dict) -> dict:
