@@ -506,21 +506,23 @@ R.say(
 # %%
 from scipy.special import softmax
 
-# share of each OOD source's images whose maximum softmax is at least 0.9 (the higher of the paper's two τ)
-msp_high = {s: float((softmax(outs[s].logits, axis=1).max(axis=1) >= 0.9).mean()) for s in ood_sources}
-R.record({"ood_max_softmax_at_least_0.9": msp_high})
+# share of each OOD source's images whose maximum softmax reaches each of the paper's two τ
+msp = {s: softmax(outs[s].logits, axis=1).max(axis=1) for s in ood_sources}
+msp_high = {t: {s: float((m >= t).mean()) for s, m in msp.items()} for t in (0.8, 0.9)}
+R.record({"ood_max_softmax_share": {str(t): v for t, v in msp_high.items()}})
 
 # %% tags=["remove-input"]
 msp_cite = R.cite(
     "zhu2023labelfree", "§4.4", quote="nearly 60% of OOD images have a large maximum softmax score"
 )
-mean_high = float(np.mean(list(msp_high.values())))
+mean_high = {t: float(np.mean(list(v.values()))) for t, v in msp_high.items()}
 confident = R.claim(
     "ood-high-softmax",
-    f"Zhu et al. find that {msp_cite}. Here the classifier gives a maximum softmax of at least 0.9 to "
-    + ", ".join(f"{100 * v:.1f}% of the {k.replace('_', ' ')} images" for k, v in msp_high.items())
-    + ": {test.a:.1%} on average, {test} the paper's 60%.",
-    above(mean_high, 0.6) if mean_high > 0.6 else below(mean_high, 0.6),
+    f"Zhu et al. find that {msp_cite}. Here the classifier gives a maximum softmax of at least 0.8 to "
+    + ", ".join(f"{100 * v:.1f}% of the {k.replace('_', ' ')} images" for k, v in msp_high[0.8].items())
+    + " ({test[0].a:.1%} on average; at least 0.9: {test[1].a:.1%}): at either of the paper's thresholds, "
+    "{test[0]:fewer than} its nearly 60%.",
+    below(mean_high[0.8], 0.6) & below(mean_high[0.9], 0.6),
 )
 R.say(confident)
 
