@@ -373,5 +373,5 @@ def fig15_17_frequency_bins(table: pd.DataFrame, by_bin: dict, strategy: str = "
     for ax, (title, xl, yl) in zip(axes, panels, strict=True):
         ax.plot([0, 100], [0, 100], "--", color="0.4", lw=1)
         ax.set(title=title, xlabel=xl, ylabel=yl, xlim=(0, 100), ylim=(0, 100))
-    axes[0].legend(fontsize=6, title="bin (images)", title_fontsize=6, loc="upper left")
+    axes[0].legend(fontsize=7, title="bin (images)", title_fontsize=7, loc="upper left")
     return fig
