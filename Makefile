@@ -1,6 +1,7 @@
 # shifteval: two commands do everything.
-#   make book   set up .venv (first time), execute every chapter on the embedded data, build the HTML
+#   make book   set up .venv (first time), execute every chapter on the embedded data, build the HTML and the labs
 #               (make book PARAMS=real: the real-data edition into _build/real/html, data fetched into DATA=data)
+#   make labs   the autograded labs (student and solution notebooks, autograder bundles) into _build/labs
 #   make test   set up .venv (first time), run the test suite
 #   make test-fast  the tests not marked slow: the library, its doctests, types, style (a developer's loop)
 #   make clean  remove built outputs (keeps .venv; `make distclean` removes it too)
@@ -13,10 +14,14 @@ PARAMS ?=
 EDITION ?= full
 DATA ?= data
 
-.PHONY: book test test-fast clean distclean lock
+.PHONY: book labs test test-fast clean distclean lock
 
 book: $(STAMP)
 	$(BIN)/shifteval build $(if $(PARAMS),--params $(PARAMS)) --edition $(EDITION) --data $(DATA)
+	$(if $(PARAMS),,$(BIN)/shifteval labs)
+
+labs: $(STAMP)
+	$(BIN)/shifteval labs
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

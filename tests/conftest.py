@@ -142,11 +142,15 @@ def default_project(tmp_path_factory):
 @pytest.fixture(scope="session")
 def built_book(default_project):
     """The book as ``make book`` builds it, once per test session: every chapter's default run, then
-    the HTML. The runs are those of :func:`run_default` (whichever comes first executes), so the pages
-    tested are the pages readers get, and no chapter executes twice for them."""
+    the HTML, then the labs (from the same cache). The runs are those of :func:`run_default` (whichever
+    comes first executes), so the pages tested are the pages readers get, and no chapter executes twice."""
+    env = {"SHIFTEVAL_CACHE": str(PROJECT_CACHE)}
     out = shifteval(
-        "build", "--params", "default", cwd=default_project, env={"SHIFTEVAL_CACHE": str(PROJECT_CACHE)}
+        "build", "--params", "default", cwd=default_project, env=env
     )  # --params: a chapter published with other parameters (a smoke or a student's run) runs again
+    if out.returncode == 0:
+        labs = shifteval("labs", cwd=default_project, env=env)
+        out.returncode, out.stderr = labs.returncode, out.stderr + labs.stderr
     return default_project, out
 
 

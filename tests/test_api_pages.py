@@ -16,7 +16,7 @@ UNDOCUMENTED = {
 }
 #: The groups in the order the reference shows them: the replication world, one per paper, machinery last.
 GROUPS = [
-    "replication", "linfit", "selection", "matching", "autoeval", "mlm", "yourrep", "foundations", "viz",
+    "replication", "linfit", "selection", "matching", "autoeval", "mlm", "yourrep", "labs", "foundations", "viz",
     "machinery",
 ]  # fmt: skip
 

@@ -31,7 +31,8 @@ LAYERS = {
     "yourrep": 4,  # the papers' analyses on a user's folder of predictions, on top of the papers
     "viz": 5,  # figures and tables: they draw and record nothing
     "book": 6,  # results and claims (figures and tables included), the pipeline, provenance, assembly
-    "cli": 7,  # the front door: `shifteval ...` dispatches to every layer below
+    "labs": 7,  # the autograded labs: their data from the chapters' parameters, Otter's editions, grading
+    "cli": 8,  # the front door: `shifteval ...` dispatches to every layer below
 }
 PAPERS = ("linfit", "selection", "matching", "mlm", "autoeval")
 

@@ -13,6 +13,7 @@ import sys
 
 from .book import pipeline, project
 from .book.assemble import EDITIONS
+from .labs.build import LabError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -83,6 +84,7 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     _add_predict_parser(sub)
+    _add_labs_parsers(sub)
     _add_data_parser(sub)
     _add_export_parser(sub)
     return parser
@@ -261,6 +263,47 @@ def _export(args) -> int:
     return 0
 
 
+def _add_labs_parsers(sub) -> None:
+    labs = sub.add_parser(
+        "labs",
+        help="build the autograded labs: student and solution notebooks, autograder bundles (_build/labs)",
+    )
+    labs.add_argument("--only", nargs="+", metavar="LAB", help="these labs only (default: all seven)")
+    labs.add_argument("--out", help="the labs' folder (default: _build/labs)")
+    grade = sub.add_parser("grade", help="grade submitted lab notebooks offline with the lab's autograder")
+    grade.add_argument("lab", help="the lab (a chapter's name)")
+    grade.add_argument("submissions", nargs="+", metavar="NOTEBOOK", help="submitted .ipynb files")
+    grade.add_argument("--labs", help="where `shifteval labs` wrote the labs (default: _build/labs)")
+    grade.add_argument("--csv", help="also write the scores to this CSV file (one row per submission)")
+
+
+def _grade(args) -> int:
+    import csv
+    from pathlib import Path
+
+    from .labs import LABS, grade
+
+    if args.lab not in LABS:
+        raise ValueError(f"unknown lab {args.lab!r}; labs: {', '.join(LABS)}")
+    labs = Path(args.labs) if args.labs else project.find_root() / "_build" / "labs"
+    bundle = labs / args.lab / "autograder" / f"{args.lab}-autograder.zip"
+    if not bundle.is_file():
+        raise FileNotFoundError(f"{bundle}: no autograder bundle; build the labs first (`shifteval labs`)")
+    rows = []
+    for path in args.submissions:
+        scores = grade(bundle, path)
+        total, points = sum(s for s, _ in scores.values()), sum(p for _, p in scores.values())
+        detail = ", ".join(f"{q} {s:g}/{p:g}" for q, (s, p) in scores.items())
+        print(f"{path}: {total:g}/{points:g} ({detail})")
+        rows.append({"submission": path, **{q: s for q, (s, _) in scores.items()}, "total": total})
+    if args.csv:
+        with open(args.csv, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    return 0
+
+
 def _add_data_parser(sub) -> None:
     data = sub.add_parser("data", help="list, download and verify the papers' datasets")
     dsub = data.add_subparsers(dest="data_command", required=True)
@@ -406,7 +449,13 @@ def main(argv: list[str] | None = None) -> int:
             )
         elif args.command == "predict":
             return _predict(args)
-    except (ValueError, FileNotFoundError) as exc:
+        elif args.command == "labs":
+            from .labs import build_labs
+
+            print(build_labs(out=args.out, labs=args.only))
+        elif args.command == "grade":
+            return _grade(args)
+    except (ValueError, FileNotFoundError, LabError) as exc:
         print(f"shifteval: error: {exc}", file=sys.stderr)
         return 1
     except project.PipelineError as exc:

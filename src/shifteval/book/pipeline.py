@@ -47,6 +47,7 @@ from .provenance import (
     cache_key,
     cached_key,
     git_commit,
+    lab_paragraph,
     last_run,
     package_versions,
     provenance_box,
@@ -337,6 +338,7 @@ def _decorate_page(run: _ChapterRun, executed, results: dict[str, Any], provenan
         run.chapter, run.param_set.name, run.overrides, provenance, results.get("figures"),
         " ".join(run.param_set.description.split()),
     )  # fmt: skip
+    executed.cells.append(nbformat.v4.new_markdown_cell(lab_paragraph(run.name)))
     executed.cells.append(nbformat.v4.new_markdown_cell(run_it_yourself(run.chapter, run.parameters)))
     executed.cells.append(nbformat.v4.new_markdown_cell(box))
 

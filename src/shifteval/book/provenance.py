@@ -371,6 +371,31 @@ def student_notice(chapter: str, param_set: str, overrides: dict[str, Any]) -> s
     ])  # fmt: skip
 
 
+def lab_paragraph(chapter: str) -> str:
+    """The paragraph that points a chapter's page to its autograded lab (:mod:`shifteval.labs`).
+
+    Parameters
+    ----------
+    chapter : str
+        The chapter's name (its lab has the same name).
+
+    Returns
+    -------
+    str
+        Markdown with the ``{lab}`` role of :mod:`shifteval.book.sphinxext`.
+
+    Examples
+    --------
+    >>> "{lab}`mlm`" in lab_paragraph("mlm")
+    True
+    """
+    return (
+        f"**Lab.** A notebook in which you implement a piece of this chapter's method and check it on the "
+        f"embedded world, graded by Otter-Grader's public and hidden tests: {{lab}}`{chapter}`. "
+        "*Teaching* in the README says how to hand labs out and grade them."
+    )
+
+
 def run_it_yourself(chapter: Chapter, parameters: dict[str, Any]) -> str:
     r"""The box that ends every chapter page: the commands that re-run it, and its parameters explained.
 

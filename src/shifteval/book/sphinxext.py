@@ -14,6 +14,12 @@ The caption stays below the table: HTML figures end with their caption. A table 
 an underscore (``<wbr>``), so a row named by an identifier (``timm mobilenetv3_small_050``) lets the
 table narrow to the text column; the name reads and copies as written.
 
+Labs: ``{lab}`NAME``` links a chapter's lab (:mod:`shifteval.labs`, built under ``_build/labs`` by
+``shifteval labs``): the student edition (``hide_solutions``) links ``NAME-student.zip``, the full edition
+``NAME-solution.zip`` (solution notebook; the autograder bundle lies beside it under ``_build/labs``). The
+zips are copied into the HTML's ``labs/`` folder after each build, and by ``shifteval labs`` into every
+edition already built (``make book`` runs both).
+
 The extension also gives the theme a ``default_mode`` of ``auto`` (follow the reader's system setting)
 in ``html_context`` when ``_config.yml`` does not choose one: left empty, pydata-sphinx-theme logs a
 console error on every first visit.
@@ -58,6 +64,61 @@ def _configure(app, config):
     context = dict(config.html_context or {})
     context.setdefault("default_mode", "auto")
     config.html_context = context
+
+
+#: Where the built labs lie, relative to the book's source folder.
+LABS_DIR = Path("_build") / "labs"
+
+
+def _lab_kind(config) -> str:
+    return "student" if getattr(config, "hide_solutions", False) else "solution"
+
+
+def lab_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``{lab}`NAME```: a link to the chapter's lab for this edition (the zip ``shifteval labs`` copies)."""
+    env = inliner.document.settings.env
+    kind = _lab_kind(env.config)
+    zipname = f"{text}-{kind}.zip"
+    up = "../" * env.docname.count("/")
+    label = "the lab with its solution (" if kind == "solution" else "the lab ("
+    return [nodes.reference(rawtext, f"{label}{zipname})", refuri=f"{up}labs/{zipname}")], []
+
+
+def copy_lab_zips(labs: Path, html: Path, kind: str) -> list[Path]:
+    """Copy the built labs' ``*-<kind>.zip`` into an HTML edition's ``labs/`` folder.
+
+    Parameters
+    ----------
+    labs : pathlib.Path
+        Where ``shifteval labs`` wrote the labs (``_build/labs``).
+    html : pathlib.Path
+        An edition's HTML folder.
+    kind : {"student", "solution"}
+        Which edition of the labs the book links.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files copied.
+
+    Examples
+    --------
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     (Path(d) / "labs").mkdir()
+    ...     _ = (Path(d) / "labs" / "mlm-student.zip").write_bytes(b"zip")
+    ...     [p.name for p in copy_lab_zips(Path(d) / "labs", Path(d) / "html", "student")]
+    ['mlm-student.zip']
+    """
+    copied = []
+    for path in sorted(Path(labs).glob(f"*-{kind}.zip")):
+        (Path(html) / "labs").mkdir(parents=True, exist_ok=True)
+        copied.append(Path(shutil.copy2(path, Path(html) / "labs" / path.name)))
+    return copied
+
+
+def _copy_labs(app, exception):
+    if exception is None and app.builder.format == "html":
+        copy_lab_zips(Path(app.srcdir) / LABS_DIR, Path(app.outdir), _lab_kind(app.config))
 
 
 def _copy_mathjax(app, exception):
@@ -170,5 +231,7 @@ def setup(app):
     app.add_transform(GluedTables)
     app.connect("config-inited", _configure, priority=900)
     app.connect("build-finished", _copy_mathjax)
+    app.connect("build-finished", _copy_labs)
+    app.add_role("lab", lab_role)
     app.connect("autodoc-process-docstring", _escape_bars)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
