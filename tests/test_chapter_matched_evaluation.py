@@ -21,7 +21,7 @@ def test_matched_evaluation_results_on_the_book_page(built_book):
 
 @pytest.mark.slow
 def test_matched_evaluation_runs_on_real_format_prediction_files(tmp_path):
-    """real.yaml's path: a folder of CIFAR-10 / CIFAR-10.1 predictions in the project's format."""
+    """real.yaml's path: CIFAR-10 against CIFAR-10.1, CIFAR-10.2 and CINIC-10, in the project's format."""
     import numpy as np
     from conftest import copy_project
 
@@ -30,7 +30,13 @@ def test_matched_evaluation_runs_on_real_format_prediction_files(tmp_path):
     rng = np.random.default_rng(0)
     store = PredictionStore(tmp_path / "preds")
     for m, skill in enumerate((0.6, 0.75, 0.9)):
-        for dataset, n, shift in (("cifar10", 1000, 0.0), ("cifar10.1", 400, 0.1)):
+        sets = (
+            ("cifar10", 1000, 0.0),
+            ("cifar10.1", 400, 0.1),
+            ("cifar10.2", 400, 0.15),
+            ("cinic10", 1200, 0.2),
+        )
+        for dataset, n, shift in sets:
             labels = rng.integers(0, 10, n)
             logits = rng.normal(0, 1, (n, 10))
             logits[np.arange(n), labels] += 3 * (skill - shift)
@@ -52,8 +58,9 @@ def test_matched_evaluation_runs_on_real_format_prediction_files(tmp_path):
     )
     assert out.returncode == 0, out.stderr[-3000:]
     res = json.loads((project / "book" / "chapters" / "matched-evaluation.results.json").read_text())
-    assert res["source"] == "cifar10" and res["targets"] == ["cifar10.1"]
-    assert set(res["per_model"]["cifar10.1"]["prob"]) == {"model0", "model1", "model2"}
+    assert res["source"] == "cifar10" and res["targets"] == ["cifar10.1", "cifar10.2", "cinic10"]
+    for target in res["targets"]:  # CINIC-10's test set is the larger one: it plays the source there
+        assert set(res["per_model"][target]["prob"]) == {"model0", "model1", "model2"}
 
 
 @pytest.mark.slow
