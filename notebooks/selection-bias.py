@@ -585,6 +585,7 @@ all_models = R.cite(
     "engstrom2020bias", "§5.3", quote="frequency-adjusted gap in accuracy averaged over all models"
 )
 b1 = R.cite("engstrom2020bias", "App. B.1", quote="10 ImageNet v1 validation set images from that class")
+thirty = R.cite("engstrom2020bias", "§5.3", quote="around 30% of the original")
 t2 = published.load_table("engstrom2020_imagenet")
 t2_gap = (t2.orig_acc - t2.new_acc).to_numpy()
 strongest = {k: t2_gap[np.argsort(-t2.orig_acc.to_numpy())[:k]].mean() for k in (10, 20)}
@@ -609,7 +610,7 @@ R.say(
     f"10 most accurate {strongest[10]:.2f}, and §5.3 reports the {all_models}. The images may: §5 measures "
     f"the models on the images re-annotated in §3, with every grid holding {b1} and 10 from v2, while Table 2 "
     "gives their accuracies on the validation sets; the paper does not say which images the 11.7 is measured "
-    "on, nor what its ± 1.0 is. The 3.6 is relative to the 11.7.",
+    f"on, nor what its ± 1.0 is. The 3.6 is in accuracy points, {thirty} of the 11.7 (§5.3).",
     f"The world's answer to the same question is the decomposition above: of its "
     f"{100 * decomp['accuracy_gap'].mean():.1f}-point mean gap, {100 * decomp['bias_corrected_gap'].mean():.1f} "
     "points remain after the parametric correction.",
@@ -871,11 +872,11 @@ d3_claim = R.claim(
 )
 
 # %% tags=["remove-input"]
-fig9 = R.cite("engstrom2020bias", "Figure 9", numbers=["5.6"])
+dup = R.cite("engstrom2020bias", "App. B.2", quote="5.6% of the annotations are duplicated")
 R.say(
     d3_claim,
-    f"Figure 9 of the paper, the duplicated (worker, image) pairs of Recht et al.'s annotations (5.6% of them, "
-    f"{fig9}), has no counterpart here: the world draws every vote independently and has no workers to repeat.",
+    f"The paper's Figure 9, a histogram of repeated (worker, batch) pairs in Recht et al.'s annotations "
+    f"({dup}), has no counterpart here: the world draws every vote independently and has no workers to repeat.",
 )
 
 # %% [markdown]

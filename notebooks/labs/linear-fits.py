@@ -15,7 +15,7 @@
 # Recht et al. (2019) plot every model's accuracy on the new test set against its accuracy on the original
 # one, with exact (Clopper–Pearson) 95% intervals as error bars (Figures 1–2), and fit a line by least
 # squares — on linear axes in the main text, on probit axes (both accuracies through Φ⁻¹) in App. C.2.
-# Here you compute both for the 34 CIFAR-10 models of their Table 1 (10,000 original test images, 2,000
+# Here you compute both for the 34 CIFAR-10 models of their Table 11 (10,000 original test images, 2,000
 # new ones), as printed in the paper.
 #
 # `grader.check("q…")` runs a question's public tests; hidden tests compare your functions with the

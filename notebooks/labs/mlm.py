@@ -13,8 +13,9 @@
 # # Lab 6: centroids and distances of the Misclassification Likelihood Matrix
 #
 # Sikar et al. summarise a classifier by where its softmax outputs lie relative to one centroid per class:
-# the mean softmax output of the *correctly classified* training examples of that class (Eq. 1). Every
-# output's Euclidean distance to every centroid (Eq. 2) then gives, for class `i`, the smallest distance
+# the mean softmax output of the *correctly classified* training examples of that class (Eq. 1). The paper
+# then refines these centroids with k-means (§3.3); this lab, like the library's `initial_centroids`, stops
+# at Eq. 1. Every output's Euclidean distance to every centroid (Eq. 2) then gives, for class `i`, the smallest distance
 # from any class-`i` example to centroid `j` (Eq. 3), which the MLM normalises into likelihoods.
 #
 # The data: the softmax outputs of the world zoo's best CNN on its training images and on v1.

@@ -15,7 +15,8 @@
 # Recht et al. (2019, §4) built ImageNetV2 three ways from one pool of candidates, each candidate shown to
 # crowd workers who said whether it shows its class; the share of "yes" is the image's *selection
 # frequency*. **MatchedFrequency** matched the original set's histogram of frequencies over five bins,
-# **TopImages** took the most frequently selected images of each class. The replication-world chapter
+# **Threshold0.7** drew among the images selected at least 70% of the time, and **TopImages** took the most
+# frequently selected images of each class. The replication-world chapter
 # does the same with digits. Here you write the pieces yourself and check them on the world's pool.
 #
 # Run each cell in order; `grader.check("q…")` runs the public tests of a question. Hidden tests, run

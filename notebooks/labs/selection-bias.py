@@ -86,7 +86,8 @@ assert np.allclose(
 # **Question 2 (3 points).** Write `naive_adjusted(counts_v1, counts_v2, correct_v2, n)`: one model's naive
 # adjusted v2 accuracy, `Σ_k acc₂(k) · p₁(k)`, where `acc₂(k)` is the model's accuracy on the v2 images with
 # `k` votes and `p₁(k)` the share of v1 images with `k` votes. Levels that no v2 image takes carry no
-# information: leave them out and renormalise the remaining weights to sum to 1. `correct_v2` is one
+# information: leave them out and renormalise the remaining weights to sum to 1 (Eq. 4 itself leaves such
+# levels undefined; the library renormalises the same way). `correct_v2` is one
 # model's row (booleans).
 
 # %% [raw]

@@ -43,8 +43,7 @@ def cross_validation(world: World, zoo: Zoo, specs: Sequence[ModelSpec], folds: 
     folds together with the original test set (so the training set keeps its size) and tests it on the fifth.
     Here the folds are split by base digit (:class:`sklearn.model_selection.StratifiedGroupKFold`), so a
     held-out fold shares no base digit with the training folds — as v1 shares none with the training set —
-    and the original test images put in the fold's place are a class-balanced draw from v1 of the fold's
-    size. The rows ``v1`` and ``new`` are the zoo's own models (trained on the whole training set).
+    and the original test images put in the fold's place are a random draw from v1 of the fold's size. The rows ``v1`` and ``new`` are the zoo's own models (trained on the whole training set).
 
     Parameters
     ----------

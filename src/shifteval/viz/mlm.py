@@ -259,10 +259,13 @@ def fig6_one_digit(
     digit_index: int,
     which: int,
     label: int,
+    average_over: Sequence[str] | None = None,
 ) -> Figure:
     """Figure 6: one test image under increasing levels of one perturbation, and its softmax outputs.
 
-    Top: the perturbed images; bottom: the softmax output of exactly the image above (red: true class).
+    Top: the perturbed images; below: the softmax output of exactly the image above (red: true class);
+    with ``average_over``, a last row as the paper's: the image's softmax output at each level averaged over
+    those perturbations.
 
     Parameters
     ----------
@@ -282,11 +285,13 @@ def fig6_one_digit(
         The image's index among the kept images.
     label : int
         Its true class.
+    average_over : sequence of str, optional
+        Perturbations whose outputs the last row averages (each must have been run at every level shown).
 
     Returns
     -------
     matplotlib.figure.Figure
-        Two panels: the images side by side (clean, then one per level) over their softmax bars.
+        The images side by side (clean, then one per level) over their softmax bars (and the averages).
 
     Raises
     ------
@@ -299,6 +304,8 @@ def fig6_one_digit(
     >>> fig = fig6_one_digit(np.zeros((4, 4)), [0.9, 0.1], kept, probs, "blur", 0, 0, label=0)
     >>> [t.get_text() for t in fig.axes[0].get_xticklabels()]
     ['clean', 'level 1']
+    >>> len(fig6_one_digit(np.zeros((4, 4)), [0.9, 0.1], kept, probs, "blur", 0, 0, 0, average_over=["blur"]).axes)
+    3
     >>> fig6_one_digit(np.zeros((4, 4)), [0.9, 0.1], kept, probs, "rotate", 0, 0, label=0)
     Traceback (most recent call last):
     ValueError: figure perturbation 'rotate' was not run; run it or choose one of the run ones
@@ -311,8 +318,16 @@ def fig6_one_digit(
     k = len(clean_probs)
     images = [clean_image] + [kept[name, lvl][which] for lvl in levels]
     softmax = [clean_probs] + [probs[name, lvl][digit_index] for lvl in levels]
+    rows = [softmax]
+    if average_over:
+        rows.append(
+            [clean_probs]
+            + [np.mean([probs[n, lvl][digit_index] for n in average_over], axis=0) for lvl in levels]
+        )
     h, w = np.shape(clean_image)
-    fig, (top, bottom) = subplots(2, 1, height=3.2, sharex=True, height_ratios=[1, 1.4])
+    fig, (top, *bars) = subplots(
+        1 + len(rows), 1, height=2.0 + 1.2 * len(rows), sharex=True, height_ratios=[1] + [1.4] * len(rows)
+    )
     # one strip of images, one pixel apart; each image's bars sit under it, on the same x axis
     strip = np.full((h, len(images) * (w + 1) - 1), np.nan)
     for col, img in enumerate(images):
@@ -327,11 +342,13 @@ def fig6_one_digit(
     top.set_xticklabels(["clean"] + [f"level {lvl}" for lvl in levels], fontsize="small")
     colors = ["tab:red" if c == label else "tab:grey" for c in range(k)]
     slot = w / k
-    for col, soft in enumerate(softmax):
-        bottom.bar(col * (w + 1) - 0.5 + slot * (np.arange(k) + 0.5), soft, 0.8 * slot, color=colors)
-    bottom.set(ylim=(0, 1), yticks=[0, 0.5, 1], ylabel="softmax")
-    bottom.tick_params(labelbottom=False)
-    bottom.grid(axis="x", visible=False)
+    labels = ["softmax", f"mean of {len(average_over or [])}"]
+    for ax, row, ylabel in zip(bars, rows, labels, strict=False):
+        for col, soft in enumerate(row):
+            ax.bar(col * (w + 1) - 0.5 + slot * (np.arange(k) + 0.5), soft, 0.8 * slot, color=colors)
+        ax.set(ylim=(0, 1), yticks=[0, 0.5, 1], ylabel=ylabel)
+        ax.tick_params(labelbottom=False)
+        ax.grid(axis="x", visible=False)
     fig.suptitle(
         f"Figure 6: test image {digit_index} (class {label}, red bar) under {name.replace('_', ' ')}"
     )
