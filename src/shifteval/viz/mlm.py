@@ -250,6 +250,11 @@ def fig5_7_accuracy(
 
 
 @traced
+def _mean_over(probs: Mapping, names: Sequence[str], levels: list, index: int) -> list:
+    """One image's softmax output at each level, averaged over the perturbations ``names``."""
+    return [np.mean([probs[n, lvl][index] for n in names], axis=0) for lvl in levels]
+
+
 def fig6_one_digit(
     clean_image: np.ndarray,
     clean_probs: ArrayLike,
@@ -263,9 +268,8 @@ def fig6_one_digit(
 ) -> Figure:
     """Figure 6: one test image under increasing levels of one perturbation, and its softmax outputs.
 
-    Top: the perturbed images; below: the softmax output of exactly the image above (red: true class);
-    with ``average_over``, a last row as the paper's: the image's softmax output at each level averaged over
-    those perturbations.
+    Top: the perturbed images; below: the softmax output of exactly the image above (red: true class), and
+    with ``average_over`` the paper's last row, that output averaged over those perturbations.
 
     Parameters
     ----------
@@ -306,10 +310,10 @@ def fig6_one_digit(
     ['clean', 'level 1']
     >>> len(fig6_one_digit(np.zeros((4, 4)), [0.9, 0.1], kept, probs, "blur", 0, 0, 0, average_over=["blur"]).axes)
     3
+    >>> plt.close("all")
     >>> fig6_one_digit(np.zeros((4, 4)), [0.9, 0.1], kept, probs, "rotate", 0, 0, label=0)
     Traceback (most recent call last):
     ValueError: figure perturbation 'rotate' was not run; run it or choose one of the run ones
-    >>> plt.close("all")
     """
     levels = sorted(lvl for n, lvl in kept if n == name)
     if not levels:
@@ -318,12 +322,9 @@ def fig6_one_digit(
     k = len(clean_probs)
     images = [clean_image] + [kept[name, lvl][which] for lvl in levels]
     softmax = [clean_probs] + [probs[name, lvl][digit_index] for lvl in levels]
-    rows = [softmax]
-    if average_over:
-        rows.append(
-            [clean_probs]
-            + [np.mean([probs[n, lvl][digit_index] for n in average_over], axis=0) for lvl in levels]
-        )
+    rows = [softmax] + (
+        [[clean_probs, *_mean_over(probs, average_over, levels, digit_index)]] if average_over else []
+    )
     h, w = np.shape(clean_image)
     fig, (top, *bars) = subplots(
         1 + len(rows), 1, height=2.0 + 1.2 * len(rows), sharex=True, height_ratios=[1] + [1.4] * len(rows)
