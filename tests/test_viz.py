@@ -178,3 +178,27 @@ def test_intervals_join_estimate_and_ends_in_one_column():
     joined = intervals(frame, ".2f", " CI low", " CI high")
     assert list(joined.columns) == ["slope [CI]", "slope_low", "r"]  # an incomplete triple is left alone
     assert joined.loc[0, "slope [CI]"] == "1.00 [0.90, 1.20]"
+
+
+def test_every_public_function_of_a_figure_module_is_traced():
+    """Each figure names the library function that drew it (``results.json``, provenance box): a public
+    function of a chapter's figure module without ``@traced`` (or a helper slipped between the decorator and
+    its function) would draw figures the book cannot trace."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import shifteval.viz as viz_package
+
+    untraced = []
+    for info in pkgutil.iter_modules(viz_package.__path__):
+        if info.name in ("common", "names"):  # the shared drawing tools and display names, not figures
+            continue
+        module = importlib.import_module(f"shifteval.viz.{info.name}")
+        for name, obj in vars(module).items():
+            public = (
+                inspect.isfunction(obj) and obj.__module__ == module.__name__ and not name.startswith("_")
+            )
+            if public and not getattr(obj, "_shifteval_traced", False):
+                untraced.append(f"{info.name}.{name}")
+    assert not untraced, untraced

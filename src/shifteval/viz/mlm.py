@@ -249,12 +249,12 @@ def fig5_7_accuracy(
     return fig
 
 
-@traced
 def _mean_over(probs: Mapping, names: Sequence[str], levels: list, index: int) -> list:
     """One image's softmax output at each level, averaged over the perturbations ``names``."""
     return [np.mean([probs[n, lvl][index] for n in names], axis=0) for lvl in levels]
 
 
+@traced
 def fig6_one_digit(
     clean_image: np.ndarray,
     clean_probs: ArrayLike,
