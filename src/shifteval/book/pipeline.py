@@ -338,7 +338,8 @@ def _decorate_page(run: _ChapterRun, executed, results: dict[str, Any], provenan
         run.chapter, run.param_set.name, run.overrides, provenance, results.get("figures"),
         " ".join(run.param_set.description.split()),
     )  # fmt: skip
-    executed.cells.append(nbformat.v4.new_markdown_cell(lab_paragraph(run.name)))
+    if (run.chapter.root / "notebooks" / "labs" / f"{run.name}.py").is_file():  # shifteval.labs' masters
+        executed.cells.append(nbformat.v4.new_markdown_cell(lab_paragraph(run.name)))
     executed.cells.append(nbformat.v4.new_markdown_cell(run_it_yourself(run.chapter, run.parameters)))
     executed.cells.append(nbformat.v4.new_markdown_cell(box))
 
