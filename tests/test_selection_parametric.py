@@ -100,7 +100,8 @@ def test_per_image_vote_numbers():
 
 
 def test_jackknife_with_missing_votes():
-    """A NaN vote leaves the image out of that annotator's leave-out; a full array gives the usual result."""
+    """Missing votes: by default every image's first m votes (m the fewest); with unequal="columns" a NaN
+    vote leaves the image out of that annotator's leave-out. A full array gives the usual result."""
     rng = np.random.default_rng(3)
     s1, s2 = rng.beta(6, 2, 800), rng.beta(4, 2, 800)
     v1 = (rng.random((800, 8)) < s1[:, None]).astype(float)
@@ -108,12 +109,16 @@ def test_jackknife_with_missing_votes():
     correct = rng.random(800) < s2
     full = selection.jackknife_adjusted_accuracy(v1, v2, correct)
     v2[:100, 0] = np.nan
-    part = selection.jackknife_adjusted_accuracy(v1, v2, correct)
+    part = selection.jackknife_adjusted_accuracy(v1, v2, correct, unequal="columns")
     n2 = np.where(np.isnan(v2), 0, 1).sum(1)
     assert part.naive == pytest.approx(
         selection.naive_adjusted_accuracy(v1.sum(1), np.nansum(v2, 1), correct, (8, n2))
     )
     assert abs(part.corrected[0] - full.corrected[0]) < 0.05
+    first = selection.jackknife_adjusted_accuracy(v1, v2, correct)  # every image's first 7 votes
+    t1, t2 = selection.first_votes(v1, v2)
+    assert t1.shape == t2.shape == (800, 7)
+    assert first.naive == pytest.approx(selection.naive_adjusted_accuracy(t1.sum(1), t2.sum(1), correct, 7))
     v2[5, :7] = np.nan
     with pytest.raises(ValueError, match="at least 2 votes"):
         selection.jackknife_adjusted_accuracy(v1, v2, correct)

@@ -15,10 +15,12 @@ Every public name of these modules is importable from ``shifteval.selection``.
 from .bootstrap import (
     bootstrap_jackknife,
     bootstrap_parametric,
+    percentile_interval,
     posterior_frequencies,
 )
 from .estimators import (
     JackknifeResult,
+    first_votes,
     gap_decomposition,
     jackknife_adjusted_accuracy,
     naive_adjusted_accuracy,
@@ -69,6 +71,7 @@ __all__ = [
     "gap_sequence",
     "gap_vs_annotators",
     "heldout_matching",
+    "first_votes",
     "jackknife_adjusted_accuracy",
     "jackknife_by_annotators",
     "JackknifeResult",
@@ -80,6 +83,7 @@ __all__ = [
     "ParametricEstimator",
     "parametric_sweeps",
     "per_set",
+    "percentile_interval",
     "posterior_frequencies",
     "reannotate",
     "redraw_errors",

@@ -89,6 +89,32 @@ def normal_interval(estimate: ArrayLike, se: ArrayLike, ci: float = 0.95) -> tup
     return est - z * se, est + z * se
 
 
+def percentile_interval(samples: ArrayLike, ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """The bootstrap percentile interval (Engstrom et al. 2020, App. F.1: the 2.5% and 97.5% percentiles).
+
+    Parameters
+    ----------
+    samples : array_like, shape (n_boot,) or (n_boot, models)
+        Bootstrap estimates.
+    ci : float
+        Nominal coverage: the ``(1 − ci)/2`` and ``(1 + ci)/2`` quantiles.
+
+    Returns
+    -------
+    low, high : ndarray
+        One bound per model.
+
+    Examples
+    --------
+    >>> low, high = percentile_interval(np.arange(1001.0))
+    >>> float(low), float(high)
+    (25.0, 975.0)
+    """
+    ci = validation.fraction(ci, "ci")
+    low, high = np.quantile(np.asarray(samples, dtype=float), [(1 - ci) / 2, (1 + ci) / 2], axis=0)
+    return low, high
+
+
 def bootstrap_jackknife(
     votes_v1: ArrayLike,
     votes_v2: ArrayLike,
@@ -139,7 +165,8 @@ def bootstrap_jackknife(
     -------
     dict
         ``estimate`` (the jackknife estimate), ``low``, ``high`` (``estimate ± z·se``), ``se`` (the
-        samples' standard deviation), per model, and ``samples`` (n_boot x models).
+        samples' standard deviation), ``percentile_low``, ``percentile_high`` (App. F.1's form, see
+        :func:`percentile_interval`), per model, and ``samples`` (n_boot x models).
 
     Raises
     ------
@@ -179,8 +206,9 @@ def bootstrap_jackknife(
             fresh.append(np.where(seen[i], rng.random(seen[i].shape) < s[:, None], np.nan))
         draws[b] = jackknife_adjusted_accuracy(fresh[0], fresh[1], f[:, i2]).corrected
     se = draws.std(axis=0, ddof=1)
-    low, high = normal_interval(estimate, se, ci)
-    return {"estimate": estimate, "low": low, "high": high, "se": se, "samples": draws}
+    (low, high), (plow, phigh) = normal_interval(estimate, se, ci), percentile_interval(draws, ci)
+    out = {"estimate": estimate, "low": low, "high": high, "se": se, "samples": draws}
+    return out | {"percentile_low": plow, "percentile_high": phigh}
 
 
 def bootstrap_parametric(
@@ -260,7 +288,7 @@ def bootstrap_parametric(
         draws[b] = fitted.refit(rows_v1, rows_v2).estimates_
     se = draws.std(axis=0, ddof=1)
     low, high = normal_interval(est, se, ci)
-    plow, phigh = np.quantile(draws, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
+    plow, phigh = percentile_interval(draws, ci)
     return {
         "low": low,
         "high": high,

@@ -20,7 +20,7 @@ from scipy import stats
 from ..datasets import world as worlds
 from ..utils import validation
 from . import estimators as selection
-from .bootstrap import normal_interval
+from .bootstrap import bootstrap_jackknife, bootstrap_parametric, normal_interval, percentile_interval
 from .parametric import BetaBinomialMixture, ParametricEstimator
 
 if TYPE_CHECKING:
@@ -331,12 +331,17 @@ def redraw_coverage(
     return _coverage_summary(est, se, truth, ci, redraws)
 
 
-def _redraw_estimates(s_v1, s_v2, correct_v2, annotators, seed, r, k, fitted):
-    """Redraw ``r`` of :func:`redraw_coverage`: resampled images, fresh votes, both estimates per model."""
+def _redraw_data(s_v1, s_v2, correct_v2, annotators, seed, r):
+    """Redraw ``r`` of :func:`redraw_coverage`: resampled images with fresh votes, and v2's correctness."""
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 11, r]))
     i1, i2 = rng.integers(0, len(s_v1), len(s_v1)), rng.integers(0, len(s_v2), len(s_v2))
     v1, v2 = reannotate(s_v1[i1], s_v2[i2], annotators, seed, round=1000 + r)
-    f = correct_v2[:, i2]
+    return v1, v2, correct_v2[:, i2]
+
+
+def _redraw_estimates(s_v1, s_v2, correct_v2, annotators, seed, r, k, fitted):
+    """Redraw ``r`` of :func:`redraw_coverage`: both estimates per model."""
+    v1, v2, f = _redraw_data(s_v1, s_v2, correct_v2, annotators, seed, r)
     jackknife = selection.jackknife_adjusted_accuracy(v1, v2, f).corrected
     (c1, annotators_v1), (c2, annotators_v2) = (vote_counts(v) for v in (v1, v2))
     estimator = ParametricEstimator(k=k, seed=seed)
@@ -365,6 +370,98 @@ def _coverage_summary(est, se, truth, ci, redraws):
         out["sd_of_mean_error"][name] = float(mean_over_models.std(ddof=1)) if redraws > 1 else 0.0
         out["per_model_sd"][name] = float(100 * values.std(axis=0, ddof=1).mean()) if redraws > 1 else 0.0
         out["reported_se"][name] = float(100 * width.mean())
+    return out
+
+
+def percentile_coverage(
+    s_v1: ArrayLike,
+    s_v2: ArrayLike,
+    correct_v2: ArrayLike,
+    annotators: int | Sequence[int],
+    boots: dict,
+    redraws: int,
+    n_boot: int,
+    seed: int,
+    k: int = 3,
+    ci: float = 0.95,
+) -> dict:
+    """Percentile intervals (App. F.1) against ``θ̂ ± z·SE`` over the same redraws of images and votes.
+
+    App. F.1 reports the 2.5% and 97.5% percentiles of its bootstrap; the chapter uses the estimate ± 1.96
+    bootstrap standard errors. The two differ in where they are centred: on the bootstrap samples, or
+    on the estimate. Each of the first ``redraws`` redraws of :func:`redraw_coverage` (the same images
+    and votes) reruns both bootstraps (:func:`shifteval.selection.bootstrap_jackknife`,
+    :func:`shifteval.selection.bootstrap_parametric`) with ``n_boot`` samples, which place the redraw's
+    own percentile interval: its samples' mean plus the build's percentiles measured from the build's
+    samples' mean (``boots``, the build's bootstraps; a few samples place the centre well, the tails
+    need the build's hundreds). The normal interval is the redraw's estimate ± z times the build's
+    standard error, as in :func:`redraw_coverage`. Both intervals therefore have the build's spread and
+    differ only in their centre.
+
+    Parameters
+    ----------
+    s_v1, s_v2, correct_v2, annotators
+        As for :func:`redraw_coverage`.
+    boots : dict
+        ``{"jackknife": …, "parametric": …}``: the build's bootstraps (each with ``samples`` and ``se``).
+    redraws, n_boot : int
+        Redraws (the first of :func:`redraw_coverage`'s) and bootstrap samples per redraw (at least 2).
+    seed, k : int
+        Seed of the redraws and bootstraps; beta components of the parametric estimator.
+    ci : float
+        Nominal coverage.
+
+    Returns
+    -------
+    dict
+        estimator → ``{"percentile", "normal"}``: the share of (redraw, model) intervals that contain
+        the truth; ``"centre_offset"`` (points): the bootstrap mean's distance from the estimate,
+        averaged over redraws and models; plus ``redraws`` and ``n_boot``.
+
+    Raises
+    ------
+    ValueError
+        If ``redraws`` or ``n_boot`` is out of range or ``boots`` lacks an estimator.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> s1, s2 = rng.beta(5, 2, 300), rng.beta(3, 2, 300)
+    >>> correct = rng.random((2, 300)) < s2
+    >>> boot = {"samples": rng.normal(0.6, 0.02, (50, 2)), "se": np.full(2, 0.02)}
+    >>> out = percentile_coverage(s1, s2, correct, 6, {"jackknife": boot, "parametric": boot}, 1, 3, 0, k=1)
+    >>> sorted(out["parametric"]), out["redraws"]
+    (['centre_offset', 'normal', 'percentile'], 1)
+    """
+    correct_v2 = np.asarray(correct_v2)
+    s_v1, s_v2 = np.asarray(s_v1, dtype=float), np.asarray(s_v2, dtype=float)
+    redraws, n_boot = (
+        validation.positive_int(redraws, "redraws"),
+        validation.positive_int(n_boot, "n_boot", 2),
+    )
+    if {"jackknife", "parametric"} - set(boots):
+        raise ValueError(
+            f"boots needs the build's bootstraps for {sorted({'jackknife', 'parametric'} - set(boots))}"
+        )
+    truth = selection.true_adjusted_accuracy(s_v1, s_v2, correct_v2)
+    out: dict[str, Any] = {"redraws": redraws, "n_boot": n_boot}
+    runs: dict[str, list] = {"jackknife": [], "parametric": []}
+    for r in range(redraws):
+        v1, v2, f = _redraw_data(s_v1, s_v2, correct_v2, annotators, seed, r)
+        (c1, a1), (c2, a2) = (vote_counts(v) for v in (v1, v2))
+        runs["jackknife"].append(bootstrap_jackknife(v1, v2, f, n_boot=n_boot, seed=seed + r, k=k))
+        runs["parametric"].append(bootstrap_parametric(c1, c2, f, (a1, a2), n_boot, seed=seed + r, k=k))
+    for name, done in runs.items():
+        samples = np.asarray(boots[name]["samples"], dtype=float)
+        q_lo, q_hi = percentile_interval(samples - samples.mean(0), ci)
+        est = np.array([b["estimate"] for b in done])
+        centre = np.array([b["samples"].mean(0) for b in done])
+        low, high = normal_interval(est, np.asarray(boots[name]["se"], dtype=float)[None, :], ci)
+        out[name] = {
+            "percentile": float(((centre + q_lo <= truth) & (truth <= centre + q_hi)).mean()),
+            "normal": float(((low <= truth) & (truth <= high)).mean()),
+            "centre_offset": float(100 * np.abs(centre - est).mean()),
+        }
     return out
 
 
