@@ -91,13 +91,29 @@ from shifteval.book.claims import above, at_least, at_most, below, equal, every
 # the level (§3.2, §4.4), and did not publish them. We set them by a procedure instead, and keep it apart
 # from what is evaluated: a **calibration model** (the same CNN, another seed) is trained on the training
 # images minus a held-out **calibration split**; on that split, each perturbation's strength at level
-# $\ell$ is the one at which the calibration model's accuracy crosses the paper's *average* profile,
-# 97.61% at level 1 falling linearly to 48.83% at level 10 (§4.4), taken relative to clean accuracy
-# (times clean/98.46%). The evaluated model is then trained on all training images and evaluated on the
-# test images, which neither the calibration model nor the calibration split has seen.
+# $\ell$ is the one at which the calibration model's accuracy crosses that perturbation's target
+# profile, a straight line from its level-1 to its level-10 accuracy, taken relative to clean accuracy
+# (times clean/98.46%). The paper states a level-1 and a level-10 accuracy for brightness only, besides
+# the overall maximum and minimum and the averages (§4.4); the rest of the targets are our choices:
+#
+# - brightness (the paper's) falls "from 0.99 at intensity 1 to 0.50 at intensity 10"; we read its 0.99
+#   as the overall maximum the paper reports, 98.52%, rounded;
+# - contrast and fog, "most resilient" with brightness, we set to end at brightness's 0.50;
+# - pixelation, the first-named of the perturbations "dropping below 0.6 at higher intensities" (with
+#   shot noise and zoom blur) and the one of Figure 6, we set to end at the overall minimum, 36.32%;
+# - every other level-1 and level-10 accuracy is what the paper's averages over the twelve (97.61% at
+#   level 1, 48.83% at level 10) leave once these are set, shared equally (`mlm.paper_profile`), so the
+#   twelve targets average to the paper's profile at every level.
+#
+# One consequence: the eight perturbations the paper gives no number for end just below the three "most
+# resilient" ones' 50% (the accuracy section gives the figure), so at level 10 the targets set only
+# pixelation apart.
+#
+# The evaluated model is then trained on all training images and evaluated on the test images, which
+# neither the calibration model nor the calibration split has seen.
 #
 # What this fixes by design: every perturbation's curve *for the calibration model on the calibration
-# images* sits on the common target (to the grid's resolution). What it leaves free: how the evaluated
+# images* sits on its own target (to the grid's resolution). What it leaves free: how the evaluated
 # model responds on the test images — the per-perturbation curves below fall where they fall, and a
 # perturbation whose strength could not reach a target is clamped to its grid's end and reported so.
 
@@ -138,13 +154,13 @@ R.say(
 )
 
 # %%
-R.figure("mlm-calibration", viz.mlm.calibration_curves(cal["curves"], cal["targets"]))
+R.figure("mlm-calibration", viz.mlm.calibration_curves(cal["curves"], cal["targets_by_perturbation"]))
 
 # %% [markdown]
 # ```{glue:figure} mlm-calibration
 # :name: fig-mlm-calibration
 #
-# **Calibration.** The calibration model's accuracy on the calibration images against each perturbation's strength; grey lines: the ten target accuracies.
+# **Calibration.** The calibration model's accuracy on the calibration images against each perturbation's strength; grey lines: that perturbation's ten target accuracies.
 # ```
 
 # %% tags=["remove-stderr"]
@@ -391,14 +407,6 @@ R.figure("mlm-paper-fig5-7", viz.mlm.fig5_7_accuracy(accuracy, accuracy_by_level
 deviation = float(np.abs(accuracy_by_level.to_numpy() - cal["targets"]).max())
 linearity = float(np.corrcoef(levels, accuracy_by_level)[0, 1])
 rises = [n for n in names if np.any(np.diff(accuracy.loc[n].to_numpy()) > 0)]
-R.number(
-    "mlm-brightness",
-    f"{accuracy.loc['brightness', 1]:.2f} → {accuracy.loc['brightness', 10]:.2f}"
-    if "brightness" in names
-    else "not run",
-    "{}",
-)
-spread10 = float(accuracy[10].max() - accuracy[10].min())
 
 # %% tags=["remove-input"]
 a1, a10 = float(accuracy_by_level.iloc[0]), float(accuracy_by_level.iloc[-1])
@@ -423,35 +431,100 @@ R.say(
 )
 
 # %% tags=["remove-input"]
+# §4.4's statements on the paper's scale; each sentence says which way this run came out
+st = mlm.paper_statements(accuracy, acc_clean)
+(lo, lo_name, lo_level), (hi, hi_name, hi_level) = st["min"], st["max"]
+ends = {"extremes": {"36.32% (minimum)": lo - 0.3632, "98.52% (maximum)": hi - 0.9852}}
+if st["brightness"] is not None:
+    b1, b10 = st["brightness"]
+    ends["brightness"] = {"98.52% (level 1)": b1 - 0.9852, "50% (level 10)": b10 - 0.50}
+far = {k: [p for p, d in v.items() if abs(d) >= 0.05] for k, v in ends.items()}
+worst = {k: max(abs(d) for d in v.values()) for k, v in ends.items()}
+within = {k: "within 5 points of the paper's " + " and ".join(v) for k, v in ends.items()}
+said = {
+    k: f"more than 5 points from the paper's {' and '.join(f)}" if f else within[k] for k, f in far.items()
+}
+rank = st["rank_10"]
+ranks = {n: f"{n.replace('_', ' ')} {rank[n]}" for n in rank}
+
+# %% tags=["remove-input"]
 extremes = R.claim(
     "mlm-extremes",
-    "Over all perturbations and levels accuracy ranges from {lo:.2%} to {hi:.2%}; at level 10 from {lo10:.2%} ({n_lo}) to {hi10:.2%} ({n_hi}), a spread of {s:.1f} points that the calibration does not fix.",
-    above(spread10, 0.01),
-    lo=float(accuracy.min().min()),
-    hi=float(accuracy.max().max()),
-    lo10=float(accuracy[10].min()),
-    n_lo=accuracy[10].idxmin().replace("_", " "),
-    hi10=float(accuracy[10].max()),
-    n_hi=accuracy[10].idxmax().replace("_", " "),
-    s=100 * spread10,
+    "On the paper's scale (accuracy times 98.46% over our clean {c:.2%}) accuracy ranges from {lo:.2%} "
+    f"({lo_name.replace('_', ' ')}, level {lo_level}) to {{hi:.2%}} ({hi_name.replace('_', ' ')}, level "
+    f"{hi_level}), "
+    + said["extremes"]
+    + ". Both ends were calibration targets"
+    + ("; the maximum is the clean accuracy itself." if abs(hi - 0.9846) < 1e-9 else "."),
+    above(worst["extremes"], 0.05) if far["extremes"] else below(worst["extremes"], 0.05),
+    c=acc_clean,
+    lo=lo,
+    hi=hi,
 )
 
 # %% tags=["remove-input"]
-R.say(
-    extremes,
-    R.claim(
-        "mlm-nonmonotone",
-        "Not every curve falls at every step: {n} of {total} perturbations have a curve that rises somewhere "
-        "from one level to the next{which}.",
-        at_least(len(rises), 1),
-        n=len(rises),
-        total=len(names),
-        which=(": " + ", ".join(r.replace("_", " ") for r in rises)) if rises else "",
+brightness = "Brightness was not run."
+if "brightness" in ends:
+    brightness = R.claim(
+        "mlm-brightness",
+        "On that scale brightness falls from {b1:.2%} at level 1 to {b10:.2%} at level 10, "
+        + said["brightness"]
+        + " (its 0.99 at level 1 read as the maximum, 98.52%).",
+        above(worst["brightness"], 0.05) if far["brightness"] else below(worst["brightness"], 0.05),
+        b1=b1,
+        b10=b10,
+    )
+
+# %% tags=["remove-input"]
+r10, o10 = st["resilient_10"], st["others_10"]
+resilient = "Brightness, contrast and fog were not all run."
+if set(mlm.RESILIENT) <= set(names) and o10 is not None:
+    resilient = R.claim(
+        "mlm-resilient",
+        "The paper's numbers alone leave the other eleven perturbations 48.72% on average at level 10, "
+        "against brightness's 0.50; our targets leave the eight it says nothing about {room:.2%}, against "
+        "50% for the three most resilient. Here brightness, contrast and fog average {test.a:.2%} at level "
+        "10, {test} those eight's {test.b:.2%}, and rank "
+        + ", ".join(ranks[n] for n in mlm.RESILIENT)
+        + f" of {len(rank)} (1 the most accurate).",
+        above(r10, o10) if r10 > o10 else below(r10, o10),
+        room=mlm.paper_profile("snow")[1],
+    )
+
+# %% tags=["remove-input"]
+harsh = st["harsh_10"]
+harsh_claim = "Pixelation, shot noise and zoom blur were not all run."
+if len(harsh) == len(mlm.HARSH):
+    harsh_claim = R.claim(
+        "mlm-harsh",
+        "Pixelation, shot noise and zoom blur end at {p:.2f}, {s:.2f} and {z:.2f} "
+        "(ranks " + ", ".join(str(rank[n]) for n in mlm.HARSH) + "): {test} the paper's 0.6, as every "
+        "perturbation must be with every level-10 target at 50% or less.",
+        below(max(harsh.values()), 0.6) if max(harsh.values()) < 0.6 else above(max(harsh.values()), 0.6),
+        p=harsh["pixelation"],
+        s=harsh["shot_noise"],
+        z=harsh["zoom_blur"],
+    )
+
+# %% tags=["remove-input"]
+monotone = R.claim(
+    "mlm-nonmonotone",
+    (
+        "{n} of {total} curves rise somewhere from one level to the next: "
+        + ", ".join(r.replace("_", " ") for r in rises)
+        + "."
+        if rises
+        else "Every one of the {total} curves falls at every step, as straight falling targets make likely; "
+        "the paper saw snow and impulse noise rise slightly at intensity 2, and none does here."
     ),
+    at_least(len(rises), 1) if rises else equal(len(rises), 0),
+    n=len(rises),
+    total=len(names),
 )
 
-# %% [markdown]
-# Brightness, level 1 → 10: {glue:md}`mlm-brightness` (the paper: 0.99 → 0.50).
+# %% tags=["remove-input"]
+R.say(extremes, brightness, resilient, harsh_claim, monotone)
+
 
 # %% [markdown]
 # ```{glue:figure} mlm-paper-fig5-7

@@ -4,9 +4,10 @@ The chapter calibrates in every run (``shifteval.mlm.calibrate_severities``); th
 recompute ``shifteval.corruptions.SEVERITY``, the fallback table used when no calibration is given. It
 follows the chapter: a *calibration model* (the paper's CNN, seed 1) is trained on the replication world's
 training images minus a held-out split of 1,000, and each perturbation's strength per level is set where
-that model's accuracy on the held-out split crosses the paper's average profile (97.61% at level 1 to
-48.83% at level 10, relative to clean accuracy; Sikar et al. §4.4). Neither the evaluated model nor any
-test image is involved:
+that model's accuracy on the held-out split crosses that perturbation's profile (``mlm.paper_profile``:
+the paper's stated accuracies where it gives them, what its averages of 97.61% at level 1 and 48.83% at
+level 10 leave elsewhere; relative to clean accuracy; Sikar et al. §4.4). Neither the evaluated model nor
+any test image is involved:
 
     python scripts/calibrate_corruptions.py
 """

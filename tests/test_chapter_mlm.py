@@ -91,6 +91,12 @@ def _check_calibration(res, n_test):
     assert cal["images_overlap_evaluation"] == 0 and cal["uses_evaluated_model"] is False
     assert cal["n_calibration_images"] > 0 and len(cal["targets"]) == 10
     assert cal["targets"][0] > cal["targets"][-1]
+    # each perturbation its own profile (Sikar et al. §4.4), averaging to the common one over all twelve
+    own = cal["targets_by_perturbation"]
+    assert set(own) == set(res["perturbations"]) and all(len(t) == 10 for t in own.values())
+    if len(own) == 12:
+        assert np.allclose(np.mean(list(own.values()), axis=0), cal["targets"])
+        assert own["pixelation"][-1] < cal["targets"][-1] < own["brightness"][-1]
     assert set(cal["severity"]) == set(res["perturbations"])
     m = np.array(res["mlm_perturbed"])
     assert m.shape == (10, 10) and np.allclose(m.sum(1), 1) and np.allclose(np.diag(m), 0)
@@ -103,6 +109,8 @@ def test_mlm_default_run_claims_and_recorded_keys(default_project):
     claims = res["claims"]
     assert len(claims) >= 6 and all(c["holds"] for c in claims), [c["id"] for c in claims if not c["holds"]]
     assert len({c["id"] for c in claims}) == len(claims)
+    # §4.4's statements, each compared with the run
+    assert {"mlm-extremes", "mlm-brightness", "mlm-resilient", "mlm-harsh"} <= {c["id"] for c in claims}
     _check_calibration(res, 10_000)
     # the per-perturbation curves are reported as they fall: not all pinned to one curve
     acc = np.array(list(res["accuracy"].values()))

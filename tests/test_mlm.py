@@ -251,3 +251,38 @@ def test_partial_rank_agreement_equals_the_correlation_of_rank_residuals(k, seed
     else:
         assert rho == pytest.approx(np.corrcoef(*res)[0, 1], abs=1e-9)
         assert 0 <= p <= 1
+
+
+def test_per_perturbation_profiles_keep_the_papers_statements_and_average():
+    from shifteval.corruptions import CORRUPTIONS
+
+    profiles = {n: mlm.paper_profile(n) for n in CORRUPTIONS}
+    assert profiles["brightness"] == (0.9852, 0.50)  # "from 0.99 at intensity 1 to 0.50", the 98.52% maximum
+    assert profiles["contrast"][1] == profiles["fog"][1] == 0.50 and profiles["pixelation"][1] == 0.3632
+    first, last = np.array(list(profiles.values())).mean(0)
+    assert first == pytest.approx(0.9761) and last == pytest.approx(0.4883)  # the paper's averages (§4.4)
+    assert max(p[0] for p in profiles.values()) == 0.9852 and min(p[1] for p in profiles.values()) == 0.3632
+    own = mlm.calibration_targets(0.9846, "pixelation")
+    assert own[0] == pytest.approx(profiles["pixelation"][0]) and own[-1] == pytest.approx(0.3632)
+    assert np.allclose(np.diff(own), np.diff(own)[0])
+    with pytest.raises(ValueError, match="unknown perturbation 'blurr'"):
+        mlm.calibration_targets(0.9, "blurr")
+
+
+def test_paper_statements_rescale_to_the_papers_clean_accuracy():
+    import pandas as pd
+
+    rows = [np.linspace(0.9, 0.5, 10), np.linspace(0.9, 0.2, 10), np.linspace(0.9, 0.3, 10)]
+    acc = pd.DataFrame(rows, index=["brightness", "pixelation", "snow"], columns=range(1, 11))
+    out = mlm.paper_statements(acc, clean=0.9846 / 2)  # everything doubles
+    assert out["brightness"] == pytest.approx((1.8, 1.0)) and out["min"] == pytest.approx(
+        (0.4, "pixelation", 10)
+    )
+    # "others" are the perturbations the paper states nothing about: snow, not the targeted pixelation
+    assert out["resilient_10"] == pytest.approx(1.0) and out["others_10"] == pytest.approx(0.6)
+    assert out["harsh_10"] == pytest.approx({"pixelation": 0.4})
+    assert out["rank_10"] == {"brightness": 1, "pixelation": 3, "snow": 2}
+    with pytest.raises(ValueError, match="levels 1-10"):
+        mlm.paper_statements(acc.iloc[:, :5], 0.9)
+    with pytest.raises(ValueError, match=r"clean must lie in \(0, 1\]"):
+        mlm.paper_statements(acc, 0.0)

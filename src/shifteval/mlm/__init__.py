@@ -15,6 +15,7 @@ from .calibration import (
     calibration_split,
     calibration_targets,
     count_shared_images,
+    paper_profile,
     same_weights,
 )
 from .matrix import (
@@ -32,13 +33,18 @@ from .matrix import (
     top_confusions,
 )
 from .study import (
+    HARSH,
+    RESILIENT,
     confusion_summary,
+    paper_statements,
     perturbed_predictions,
     pooled,
     train_classifier,
 )
 
 __all__ = [
+    "HARSH",
+    "RESILIENT",
     "ambiguous_examples",
     "calibrate_severities",
     "calibration_record",
@@ -52,6 +58,8 @@ __all__ = [
     "level_matrices",
     "misclassification_likelihood_matrix",
     "nearest_distance_matrix",
+    "paper_profile",
+    "paper_statements",
     "perturbed_predictions",
     "pooled",
     "partial_rank_agreement",

@@ -232,3 +232,76 @@ def confusion_summary(counts: ArrayLike, top: int = 3) -> str:
             best = [int(j) for j in np.argsort(row, kind="stable")[::-1][:top] if row[j] > 0]
             parts.append(f"{c} is mostly taken for {', '.join(map(str, best)) or 'nothing'}")
     return "; ".join(parts)
+
+
+#: The perturbations the paper calls most resilient, and those whose accuracy drops "below 0.6 at higher
+#: intensities" (Sikar et al., §4.4).
+RESILIENT = ("brightness", "contrast", "fog")
+HARSH = ("pixelation", "shot_noise", "zoom_blur")
+
+
+def paper_statements(accuracy: pd.DataFrame, clean: float, paper_clean: float = 0.9846) -> dict:
+    """The quantities of Sikar et al.'s §4.4 statements about Figures 5 and 7, on the paper's scale.
+
+    Accuracies are multiplied by ``paper_clean / clean`` (the paper's clean test accuracy over ours), the
+    scale the calibration targets use (:func:`shifteval.mlm.calibration_targets`), so that they compare
+    with the paper's numbers.
+
+    Parameters
+    ----------
+    accuracy : pandas.DataFrame
+        Accuracy per perturbation (rows) and level (columns 1-10).
+    clean : float
+        The evaluated model's clean test accuracy.
+    paper_clean : float
+        The paper's clean test accuracy (§4.1).
+
+    Returns
+    -------
+    dict
+        ``mean`` (level 1, level 10), ``max`` and ``min`` (value, perturbation, level) over all
+        perturbations and levels, ``brightness`` (level 1, level 10; None without brightness),
+        ``resilient_10`` and ``others_10`` (the mean at level 10 of :data:`RESILIENT` and of the
+        perturbations the paper states nothing about, :data:`~shifteval.mlm.calibration.PAPER_STATED`),
+        ``harsh_10`` (each of :data:`HARSH` at level 10) and ``rank_10`` (each perturbation's rank at
+        level 10, 1 the most accurate) — the last four over the perturbations run.
+
+    Raises
+    ------
+    ValueError
+        If ``clean`` is not in (0, 1] or the columns are not levels 1-10.
+
+    Examples
+    --------
+    >>> acc = pd.DataFrame(np.linspace(0.9, 0.4, 10)[None, :].repeat(2, 0), index=["fog", "snow"],
+    ...                    columns=range(1, 11))
+    >>> out = paper_statements(acc, 0.9846)
+    >>> out["max"], out["resilient_10"], out["brightness"]
+    ((0.9, 'fog', 1), 0.4, None)
+    """
+    if not 0 < clean <= 1:
+        raise ValueError(f"clean must lie in (0, 1], got {clean}")
+    if list(accuracy.columns) != list(range(1, 11)):
+        raise ValueError(f"accuracy needs the levels 1-10 as columns, got {list(accuracy.columns)}")
+    scaled = accuracy * paper_clean / clean
+    stacked = scaled.stack()
+    (hi_name, hi_level), (lo_name, lo_level) = stacked.idxmax(), stacked.idxmin()
+    from .calibration import PAPER_STATED
+
+    resilient = [n for n in scaled.index if n in RESILIENT]
+    others = [n for n in scaled.index if n not in RESILIENT and n not in PAPER_STATED]
+    rank = scaled[10].rank(ascending=False, method="min").astype(int)
+    return {
+        "mean": (float(scaled[1].mean()), float(scaled[10].mean())),
+        "max": (float(stacked.max()), str(hi_name), int(hi_level)),
+        "min": (float(stacked.min()), str(lo_name), int(lo_level)),
+        "brightness": (
+            (float(scaled.loc["brightness", 1]), float(scaled.loc["brightness", 10]))
+            if "brightness" in scaled.index
+            else None
+        ),
+        "resilient_10": float(scaled.loc[resilient, 10].mean()) if resilient else None,
+        "others_10": float(scaled.loc[others, 10].mean()) if others else None,
+        "harsh_10": {n: float(scaled.loc[n, 10]) for n in HARSH if n in scaled.index},
+        "rank_10": {str(n): int(r) for n, r in rank.items()},
+    }

@@ -357,15 +357,18 @@ def fig6_one_digit(
 
 
 @traced
-def calibration_curves(curves: Mapping[str, tuple[ArrayLike, ArrayLike]], targets: Sequence[float]) -> Figure:
+def calibration_curves(
+    curves: Mapping[str, tuple[ArrayLike, ArrayLike]],
+    targets: Sequence[float] | Mapping[str, Sequence[float]],
+) -> Figure:
     """Calibration model's accuracy against strength per perturbation, with the target accuracies.
 
     Parameters
     ----------
     curves : mapping of str -> (array_like, array_like)
         Per perturbation: the strength grid and the calibration model's accuracy on it.
-    targets : sequence of float
-        Target accuracies (horizontal lines).
+    targets : sequence of float, or mapping of str -> sequence of float
+        Target accuracies (horizontal lines): the same for every perturbation, or each its own.
 
     Returns
     -------
@@ -386,7 +389,7 @@ def calibration_curves(curves: Mapping[str, tuple[ArrayLike, ArrayLike]], target
     for ax, name in zip(axes.flat, names, strict=False):
         grid, acc = curves[name]
         ax.plot(grid, acc, marker=".", lw=1)
-        for t in targets:
+        for t in targets[name] if isinstance(targets, Mapping) else targets:
             ax.axhline(t, color="grey", lw=0.4)
         ax.set(title=name.replace("_", " "), ylim=(0, 1))
     for ax in list(axes.flat)[len(names) :]:
