@@ -382,6 +382,65 @@ def test_meta_validation_is_the_rmse_of_both_regressors_on_the_validation_meta_s
     assert regression["fd_val"] == pytest.approx([ae.representation(o.features, est.ref)[-1] for o, _ in val])
 
 
+def _sweep_backbone(n_meta=12):
+    from types import SimpleNamespace
+
+    meta = [_outputs(200, correct_share=s, seed=i) for i, s in enumerate(np.linspace(0.3, 1.0, n_meta))]
+    val = [_outputs(200, correct_share=s, seed=200 + i) for i, s in enumerate(np.linspace(0.4, 0.9, 5))]
+    (train, _), (val_pool, val_labels) = _outputs(500, seed=99), _outputs(300, correct_share=0.8, seed=98)
+    bb = SimpleNamespace(
+        meta_train=[o for o, _ in meta], meta_train_labels=[y for _, y in meta], train=train,
+        meta_val=[o for o, _ in val], meta_val_labels=[y for _, y in val], val_pool=val_pool,
+    )  # fmt: skip
+    return bb, val_labels
+
+
+def test_meta_set_sweep_fits_on_the_first_n_meta_sets_as_prepare_does():
+    bb, val_labels = _sweep_backbone()
+    options = dict(hidden=(16, 8), alphas=(1e-3, 30.0))
+    sweep = ae.meta_set_sweep(bb, val_labels, [12, 4, 4, np.int64(8)], seed=3, **options)
+    assert sweep.index.tolist() == [4, 8, 12] and sweep.index.name == "meta_sets"  # ascending, once each
+    assert sweep.columns.tolist() == ["mlp", "linear_fd", "mlp_alpha"]
+    for n in (4, 12):  # each row: fit on the first n meta-sets, the chapter's seed stream and penalty choice
+        est = ae.fit(bb.meta_train[:n], bb.meta_train_labels[:n], bb.train, bb.val_pool, val_labels,
+                     val_meta=(bb.meta_val, bb.meta_val_labels), seed=ae.stream_seed(3, "regressor"),
+                     **options)  # fmt: skip
+        summary, _ = ae.meta_validation(est, bb)
+        assert sweep.loc[n].to_dict() == pytest.approx({k: summary[k] for k in sweep.columns})
+    assert sweep.loc[4, "linear_fd"] != sweep.loc[12, "linear_fd"]  # the count matters
+
+
+@pytest.mark.parametrize("counts", [[0, 4], [4, 13], [1], [2.5], []])
+def test_meta_set_sweep_refuses_counts_it_cannot_fit(counts):
+    bb, val_labels = _sweep_backbone()
+    with pytest.raises(ValueError, match=r"counts must be integers in 2\.\.12 .*extend_meta_sets draws more"):
+        ae.meta_set_sweep(bb, val_labels, counts)
+    bb.val_pool = None
+    with pytest.raises(ValueError, match="no val_pool"):
+        ae.meta_set_sweep(bb, val_labels, [4])
+
+
+def test_extend_meta_sets_adds_the_sets_prepare_backbone_would_have_drawn():
+    fit_set, meta, val = ((DIGITS[a : a + 40], LABELS[a : a + 40]) for a in (0, 40, 80))
+    bb = ae.prepare_backbone("cnn", *fit_set, meta, val, epochs=1, n_sets=3, n_val_sets=2, set_size=10, seed=5,
+                             progress=False)  # fmt: skip
+    more, seconds = ae.extend_meta_sets(bb, meta, 6, seed=5)
+    assert len(more.meta_train) == len(more.meta_train_labels) == 6 and len(bb.meta_train) == 3
+    assert all(a is b for a, b in zip(more.meta_train[:3], bb.meta_train, strict=True))  # kept, not redrawn
+    drawn = list(ae.meta_dataset(*meta, n_sets=6, set_size=10, seed=5))  # all six at once
+    for i in range(3, 6):
+        assert np.array_equal(more.meta_train_labels[i], drawn[i][1])
+        expected = ae.compute_outputs(bb.model, drawn[i][0], rotation=True)
+        np.testing.assert_allclose(more.meta_train[i].logits, expected.logits, rtol=0, atol=1e-6)
+    assert np.isfinite(seconds) and seconds > 0 and more.meta_val is bb.meta_val
+    same, none = ae.extend_meta_sets(bb, meta, 3)
+    assert same is bb and np.isnan(none)
+    with pytest.raises(ValueError, match="n_sets must be at least 2"):
+        ae.extend_meta_sets(bb, meta, 1)
+    with pytest.raises(ValueError, match="start must be in 0..6"):
+        list(ae.meta_dataset(*meta, n_sets=6, set_size=10, start=7))
+
+
 def test_evaluation_sources_draw_each_source_from_its_own_stream_and_refuse_unknown_ones():
     splits = {"v1": (DIGITS[:20], LABELS[:20])}
     id_data, ood_data = ae.evaluation_sources(

@@ -20,6 +20,7 @@ SMALL = [
     "epochs=1",
     "second_epochs=1",
     "meta_sets=8",
+    "meta_set_sweep=[4, 8]",
     "meta_val_sets=3",
     "meta_set_size=60",
     "ood_pool=150",

@@ -12,8 +12,9 @@ representation of that set; Zhu et al. first remove the images an energy-based O
 - :mod:`.estimators` — AutoEval and every baseline;
 - :mod:`.pools` — held-out pools, ID sources and the unseen transformations;
 - :mod:`.shifts` — the perturbed ID sources' severities, made for the data they perturb;
-- :mod:`.protocol` — mixing, the RMSE tables (overall and per ID source), sweeps and the threshold's exclusions;
-- :mod:`.backbone` — preparation and caching (I/O only);
+- :mod:`.protocol` — mixing, the RMSE tables (overall and per ID source), sweeps (threshold, OOD share,
+  number of meta-sets) and the threshold's exclusions;
+- :mod:`.backbone` — preparation and caching, and more meta-sets through a backbone (I/O only);
 - :mod:`.streams` — every random stream from one seed.
 
 Every public name of these modules is importable from ``shifteval.autoeval``. The labeled splits are
@@ -23,6 +24,7 @@ Every public name of these modules is importable from ``shifteval.autoeval``. Th
 
 from .backbone import (
     Backbone,
+    extend_meta_sets,
     prepare,
     prepare_backbone,
     state_bytes,
@@ -77,6 +79,7 @@ from .protocol import (
     detection_table,
     evaluate,
     exclusion,
+    meta_set_sweep,
     meta_validation,
     mix,
     rmse_table,
@@ -127,12 +130,14 @@ __all__ = [
     "evaluate",
     "evaluation_sources",
     "exclusion",
+    "extend_meta_sets",
     "feature_net",
     "fit",
     "fit_temperature",
     "frechet_distance",
     "id_source",
     "meta_dataset",
+    "meta_set_sweep",
     "meta_targets",
     "meta_validation",
     "METHOD_LABELS",

@@ -7,7 +7,8 @@ every meta-set and on every test pool.
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -272,6 +273,75 @@ def _meta_set_outputs(arch, model, meta_pool, meta_val_pool, n_sets, n_val_sets,
         outs.append(compute_outputs(model, x, rotation=True))
         labels.append(y)
     return meta, meta_labels, val, val_labels
+
+
+def extend_meta_sets(
+    backbone: Backbone, meta_pool: tuple, n_sets: int, seed: int = 0, progress: bool = False
+) -> tuple[Backbone, float]:
+    """The backbone with ``n_sets`` training meta-sets, and what 100 more meta-sets cost.
+
+    Zhu et al. learn the regression from 800 meta-sets (§4.1; the meta-dataset of §3.3). Meta-set ``i``
+    has its own stream (:func:`~shifteval.autoeval.metadataset.meta_dataset`), so the backbone's meta-sets
+    (cached with it by :func:`prepare_backbone`) are kept as they are and sets ``len(meta_train)`` ..
+    ``n_sets − 1`` are added: drawn from ``meta_pool``, transformed and passed through the classifier,
+    exactly as :func:`prepare_backbone` would have made them.
+
+    Parameters
+    ----------
+    backbone : Backbone
+        From :func:`prepare_backbone` (or :func:`prepare`).
+    meta_pool : (images, labels)
+        The pool its training meta-sets were drawn from (``pools.meta``).
+    n_sets : int
+        Training meta-sets wanted, at least 2; the meta-sets' size is the backbone's.
+    seed : int
+        The chapter's seed (stream ``meta_train``), as given to :func:`prepare_backbone`.
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    backbone : Backbone
+        A copy with ``max(n_sets, len(backbone.meta_train))`` training meta-sets (``backbone`` itself when
+        none is added).
+    seconds_per_100 : float
+        Wall-clock seconds to draw, transform and pass 100 added meta-sets (NaN when none is added).
+
+    Raises
+    ------
+    ValueError
+        For ``n_sets < 2`` or a pool smaller than a meta-set.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> def split(n):  # n random 8×8 "digits"
+    ...     return rng.random((n, 8, 8)).astype(np.float32), np.arange(n) % 10
+    >>> fit_set, meta, val = split(16), split(12), split(12)
+    >>> bb = prepare_backbone("cnn", *fit_set, meta, val, epochs=1, n_sets=2, n_val_sets=2, set_size=6,
+    ...                       progress=False)
+    >>> more, seconds = extend_meta_sets(bb, meta, 5)
+    >>> len(more.meta_train), len(more.meta_train_labels), more.meta_train[1] is bb.meta_train[1], seconds > 0
+    (5, 5, True, True)
+    >>> extend_meta_sets(bb, meta, 2)[0] is bb
+    True
+    """
+    from tqdm import tqdm
+
+    have = len(backbone.meta_train)
+    if n_sets < 2:
+        raise ValueError(f"n_sets must be at least 2 (meta-sets to fit a regression on), got {n_sets}")
+    if n_sets <= have:
+        return backbone, float("nan")
+    set_size = len(backbone.meta_train[0].logits)
+    meta, labels = list(backbone.meta_train), list(backbone.meta_train_labels)
+    (images, pool_labels), start = meta_pool, time.perf_counter()
+    sets = meta_dataset(images, pool_labels, n_sets=n_sets, set_size=set_size, seed=seed, start=have)
+    for x, y, _ in tqdm(sets, total=n_sets - have, desc="more meta-sets", unit="set", disable=not progress):
+        meta.append(compute_outputs(backbone.model, x, rotation=True))
+        labels.append(y)
+    seconds = time.perf_counter() - start
+    return replace(backbone, meta_train=meta, meta_train_labels=labels), 100 * seconds / (n_sets - have)
 
 
 def _save_backbone(path: Path, backbone: Backbone, detector_arch: str) -> None:

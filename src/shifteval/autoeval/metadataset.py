@@ -128,13 +128,14 @@ def affine(
 
 def meta_dataset(
     images: ArrayLike, labels: ArrayLike, n_sets: int = 200, set_size: int = 500, seed: int = 0,
-    purpose: str = "meta_train",
+    purpose: str = "meta_train", start: int = 0,
 ) -> Iterator[tuple[NDArray[np.float32], np.ndarray, tuple]]:  # fmt: skip
-    """Yield ``(images, labels, used_transforms)`` for each meta-set (§3.3).
+    """Yield ``(images, labels, used_transforms)`` for meta-sets ``start`` .. ``n_sets − 1`` (§3.3).
 
     Set ``i`` samples ``set_size`` images without replacement and transforms them with its own stream
     ``stream(seed, purpose, i)`` (:mod:`shifteval.autoeval.streams`): training (``meta_train``) and
-    validation (``meta_val``) meta-sets never share a stream.
+    validation (``meta_val``) meta-sets never share a stream, and set ``i`` is the same whatever
+    ``n_sets`` and ``start`` (so more meta-sets extend fewer).
 
     Parameters
     ----------
@@ -150,6 +151,8 @@ def meta_dataset(
         The chapter's seed.
     purpose : str
         The stream purpose, ``"meta_train"`` or ``"meta_val"``.
+    start : int
+        The first set yielded, 0..n_sets (sets before it are skipped without being drawn).
 
     Yields
     ------
@@ -161,7 +164,8 @@ def meta_dataset(
     Raises
     ------
     ValueError
-        For malformed images, ``n_sets < 2``, or ``set_size`` outside 1..N (raised on first iteration).
+        For malformed images, ``n_sets < 2``, ``start`` outside 0..n_sets, or ``set_size`` outside 1..N
+        (raised on first iteration).
 
     Examples
     --------
@@ -169,6 +173,9 @@ def meta_dataset(
     >>> sets = list(meta_dataset(x, np.arange(10), n_sets=3, set_size=4))
     >>> len(sets), [s[0].shape for s in sets][0], [len(np.unique(s[1])) for s in sets]
     (3, (4, 8, 8), [4, 4, 4])
+    >>> later = list(meta_dataset(x, np.arange(10), n_sets=3, set_size=4, start=2))  # only the third set
+    >>> len(later), bool((later[0][0] == sets[2][0]).all())
+    (1, True)
     """
     images = check_images(images)
     labels = np.asarray(labels)
@@ -176,7 +183,9 @@ def meta_dataset(
         raise ValueError(f"n_sets must be at least 2 (training and validation meta-sets), got {n_sets}")
     if not 0 < set_size <= len(images):
         raise ValueError(f"set_size must be in 1..{len(images)} (the source images), got {set_size}")
-    for i in range(n_sets):
+    if not 0 <= start <= n_sets:
+        raise ValueError(f"start must be in 0..{n_sets} (n_sets), got {start}")
+    for i in range(start, n_sets):
         rng = stream(seed, purpose, i)
         idx = rng.choice(len(images), set_size, replace=False)
         x, used = transform_set(images[idx], rng)

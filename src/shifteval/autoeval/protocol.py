@@ -16,9 +16,9 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from .energy import auroc, energy, energy_threshold
-from .estimators import METHODS, AutoEval, rmse
+from .estimators import METHODS, AutoEval, fit, rmse
 from .network import Outputs
-from .streams import stream
+from .streams import stream, stream_seed
 
 
 def mix(
@@ -444,6 +444,82 @@ def meta_validation(est: AutoEval, backbone: Any) -> tuple[dict, dict]:
         "pred_mlp": pred_mlp, "pred_lin": pred_lin, "rmse_mlp": summary["mlp"], "rmse_lin": summary["linear_fd"],
     }  # fmt: skip
     return summary, regression
+
+
+def meta_set_sweep(
+    backbone: Any, val_labels: ArrayLike, counts: Sequence[int], *, seed: int = 0, **fit_options: Any
+) -> pd.DataFrame:
+    """The regressors' error on the validation meta-sets when fitted on the first ``n`` training meta-sets.
+
+    Zhu et al. fit AutoEval's regression on 800 meta-sets (§4.1; the meta-dataset of §3.3). For each
+    ``n`` of ``counts``, AutoEval is fitted on the backbone's first ``n`` training meta-sets exactly as
+    :func:`~shifteval.autoeval.backbone.prepare` fits it on all of them (:func:`fit`, the same seed, the
+    MLP's L2 penalty chosen on the same validation meta-sets), and :func:`meta_validation` measures it,
+    so the row of ``n = len(backbone.meta_train)`` is the chapter's own validation error.
+    :func:`~shifteval.autoeval.backbone.extend_meta_sets` draws more meta-sets than the backbone has.
+
+    Parameters
+    ----------
+    backbone : Backbone
+        From :func:`~shifteval.autoeval.backbone.prepare`: its training and validation meta-sets, its
+        outputs on the training set (``train``) and on the validation pool (``val_pool``).
+    val_labels : array_like
+        The validation pool's labels (``pools.val[1]``; DoC and ATC need them, the regressors do not).
+    counts : sequence of int
+        Numbers of training meta-sets, each in 2..len(backbone.meta_train); any order, repeats ignored.
+    seed : int
+        The chapter's seed (stream ``regressor``, as :func:`~shifteval.autoeval.backbone.prepare` uses).
+    **fit_options
+        ``hidden`` and ``alphas`` of :func:`fit` (its defaults otherwise).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``meta_sets`` (the counts, ascending); columns ``mlp`` and ``linear_fd`` (validation RMSE in
+        accuracy points, as :func:`meta_validation`) and ``mlp_alpha`` (the penalty chosen).
+
+    Raises
+    ------
+    ValueError
+        For no counts, a count that is not an integer in 2..len(backbone.meta_train), or a backbone
+        without ``val_pool``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> rng = np.random.default_rng(0)
+    >>> def outs(n, shift):
+    ...     return Outputs(rng.normal(size=(n, 3)), rng.normal(shift, 1, (n, 2)), rng.random(n) < 0.5)
+    >>> sets, labels = [outs(20, s) for s in np.linspace(0, 1.5, 6)], [rng.integers(0, 3, 20) for _ in range(6)]
+    >>> bb = SimpleNamespace(meta_train=sets[:4], meta_train_labels=labels[:4], meta_val=sets[4:],
+    ...                      meta_val_labels=labels[4:], train=outs(50, 0.0), val_pool=outs(30, 0.0))
+    >>> sweep = meta_set_sweep(bb, rng.integers(0, 3, 30), [4, 2, 4], hidden=(4,), alphas=(1.0,))
+    >>> sweep.index.tolist(), sweep.columns.tolist()
+    ([2, 4], ['mlp', 'linear_fd', 'mlp_alpha'])
+    >>> meta_set_sweep(bb, rng.integers(0, 3, 30), [0, 8])
+    Traceback (most recent call last):
+    ...
+    ValueError: counts must be integers in 2..4 (the backbone's training meta-sets; extend_meta_sets draws more), got [0, 8]
+    """
+    have = len(backbone.meta_train)
+    bad = [n for n in counts if not isinstance(n, (int, np.integer)) or not 2 <= n <= have]
+    if bad or not len(counts):
+        raise ValueError(
+            f"counts must be integers in 2..{have} (the backbone's training meta-sets; extend_meta_sets draws "
+            f"more), got {list(bad) or list(counts)}"
+        )
+    if getattr(backbone, "val_pool", None) is None:
+        raise ValueError("the backbone has no val_pool (its outputs on the validation pool): prepare sets it")
+    rows = {}
+    for n in sorted({int(n) for n in counts}):
+        est = fit(backbone.meta_train[:n], backbone.meta_train_labels[:n], backbone.train, backbone.val_pool,
+                  val_labels, val_meta=(backbone.meta_val, backbone.meta_val_labels),
+                  seed=stream_seed(seed, "regressor"), **fit_options)  # fmt: skip
+        summary, _ = meta_validation(est, backbone)
+        rows[n] = {k: summary[k] for k in ("mlp", "linear_fd", "mlp_alpha")}
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index.name = "meta_sets"
+    return frame
 
 
 def exclusion(est: AutoEval, outputs: Outputs, labels: ArrayLike, percentile: float) -> dict:

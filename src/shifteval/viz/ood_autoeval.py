@@ -188,6 +188,48 @@ def meta_regression(
 
 
 @traced
+def meta_set_sweep(sweep: pd.DataFrame, chapter: int | None = None) -> Figure:
+    """Validation RMSE of AutoEval's two regressors against the number of training meta-sets.
+
+    Zhu et al. learn the regression from 800 meta-sets (§4.1); the x axis doubles, as the counts usually do.
+
+    Parameters
+    ----------
+    sweep : pandas.DataFrame
+        From :func:`shifteval.autoeval.protocol.meta_set_sweep`: index ``meta_sets``, columns ``mlp`` and
+        ``linear_fd`` (accuracy points).
+    chapter : int, optional
+        The chapter's own count, marked by a dashed line.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel, log-scaled x axis labelled with the counts.
+
+    Examples
+    --------
+    >>> sweep = pd.DataFrame({"mlp": [7.0, 3.5, 3.4], "linear_fd": [8.7, 8.8, 8.7]}, index=[25, 100, 400])
+    >>> ax = meta_set_sweep(sweep, chapter=100).axes[0]
+    >>> [line.get_label() for line in ax.lines], [t.get_text() for t in ax.get_xticklabels()]
+    (['MLP on h', 'linear on FD', 'this chapter: 100'], ['25', '100', '400'])
+    >>> plt.close("all")
+    """
+    fig, ax = subplots(width=0.6, height=3.4)
+    ax.plot(sweep.index, sweep["mlp"], marker="o", label="MLP on h")
+    ax.plot(sweep.index, sweep["linear_fd"], marker="s", label="linear on FD")
+    if chapter is not None:
+        ax.axvline(chapter, color="grey", ls="--", lw=1, label=f"this chapter: {chapter}")
+    ax.set_xscale("log")
+    ax.set_xticks(list(sweep.index), [str(n) for n in sweep.index])
+    ax.minorticks_off()
+    ax.set(
+        xlabel="training meta-sets", ylabel="validation RMSE (points)", title="more meta-sets", ylim=(0, None)
+    )
+    ax.legend()
+    return fig
+
+
+@traced
 def fig3_threshold_sweep(sweep: pd.DataFrame) -> Figure:
     """The paper's Figure 3: ID images excluded, OOD images kept and RMSE against the threshold percentile.
 
