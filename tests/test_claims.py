@@ -307,3 +307,38 @@ def test_a_sentence_names_the_tests_operands_once():
     )
     with pytest.raises(ValueError, match="has 2 operand"):
         R.claim("too-many", "{test.c}", C.above(2.0, 1.0))
+
+
+def test_every_paragraph_a_chapter_says_is_displayed():
+    """``R.say``/``R.solution`` return a paragraph that Jupyter shows only as a cell's last expression
+    (or through ``display``): one said earlier in a cell, or inside an ``if``, would vanish from the page
+    while its claims are still recorded."""
+    import ast
+    from pathlib import Path
+
+    import jupytext
+
+    hidden = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.py")):
+        for i, cell in enumerate(jupytext.read(path).cells):
+            if cell.cell_type != "code":
+                continue
+            tree = ast.parse("\n".join(line for line in cell.source.splitlines() if not line.startswith("%")))
+            last = tree.body[-1] if tree.body else None
+            shown = {id(last.value)} if isinstance(last, ast.Expr) else set()
+            shown |= {
+                id(arg)
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "display"
+                for arg in node.args
+            }
+            for node in ast.walk(tree):
+                said = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                if (
+                    said
+                    and node.func.attr in ("say", "solution")
+                    and getattr(node.func.value, "id", "") == "R"
+                ):
+                    if id(node) not in shown:
+                        hidden.append(f"{path.name} cell {i}, line {node.lineno}")
+    assert not hidden, f"paragraphs that are never displayed: {hidden}"
