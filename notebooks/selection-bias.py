@@ -521,6 +521,7 @@ R.record(
         "fraction_parametric_closer": closer,
         "redraws": redrawn,
         "coverage": redrawn["coverage"],
+        "percentile_coverage": pct,
         "bootstrap_samples": n_boot,
     }
 )
