@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from .calibration import PAPER_CLEAN, PAPER_STATED
+
 if TYPE_CHECKING:
     import torch
 
@@ -240,7 +242,7 @@ RESILIENT = ("brightness", "contrast", "fog")
 HARSH = ("pixelation", "shot_noise", "zoom_blur")
 
 
-def paper_statements(accuracy: pd.DataFrame, clean: float, paper_clean: float = 0.9846) -> dict:
+def paper_statements(accuracy: pd.DataFrame, clean: float, paper_clean: float = PAPER_CLEAN) -> dict:
     """The quantities of Sikar et al.'s §4.4 statements about Figures 5 and 7, on the paper's scale.
 
     Accuracies are multiplied by ``paper_clean / clean`` (the paper's clean test accuracy over ours), the
@@ -286,8 +288,6 @@ def paper_statements(accuracy: pd.DataFrame, clean: float, paper_clean: float = 
     scaled = accuracy * paper_clean / clean
     stacked = scaled.stack()
     (hi_name, hi_level), (lo_name, lo_level) = stacked.idxmax(), stacked.idxmin()
-    from .calibration import PAPER_STATED
-
     resilient = [n for n in scaled.index if n in RESILIENT]
     others = [n for n in scaled.index if n not in RESILIENT and n not in PAPER_STATED]
     rank = scaled[10].rank(ascending=False, method="min").astype(int)
