@@ -82,6 +82,9 @@ t0 = targets[0]
 tab0 = tables[(t0, "label_and_prob")]
 roles = {t: findings.roles(tables[(t, "label_and_prob")]) for t in targets}
 sizes = {"source": int(tab0.n_source.iloc[0]), "target": int(tab0.n_target.iloc[0])}
+R.number("matched-evaluation-n-models", len(tab0), "{:d}")
+R.record({"data": data_label, "source": source, "targets": targets, "eps": eps, "n_runs": n_runs})
+R.record({"roles": roles, "set_sizes": sizes})
 display(
     Markdown(
         f"Predictions from **{data_label}**: {len(tab0)} models; first set `{source}`, "
@@ -89,21 +92,19 @@ display(
     )
 )
 
-# %% tags=["remove-input"]
-R.number("matched-evaluation-n-models", len(tab0), "{:d}")
-FZ = {"source": source, "n_source": sizes["source"], "n_target": sizes["target"], "k": len(targets)}
-R.say(
-    R.claim(
-        "source-is-the-larger-set",
-        "The source role goes to {source} ({n_source:,} images), the larger set, for all {k} second sets "
-        "(the first of them holds {n_target:,} images, a ratio of {ratio:.1f} : 1).",
-        every(equal(roles[t]["source"], source) for t in targets) & above(sizes["source"], sizes["target"]),
-        ratio=sizes["source"] / sizes["target"],
-        **FZ,
-    ),
-    "The papers' pairs have the same ratio: CIFAR-10 10,000 against CIFAR-10.1 2,000, ImageNet 50,000 "
-    "against ImageNetV2 10,000.",
+# %% tags=["remove-cell"]
+R.check(
+    "source-is-the-larger-set",
+    every(equal(roles[t]["source"], source) for t in targets) & above(sizes["source"], sizes["target"]),
+    source=source,
+    k=len(targets),
+    ratio=sizes["source"] / sizes["target"],
 )
+
+# %% [markdown]
+# <span claim="source-is-the-larger-set">The source role goes to {source} ({test[1].a:,.0f} images), the larger set, for all {k} second sets (the first of them holds {test[1].b:,.0f} images, a ratio of {ratio:.1f} : 1).</span>
+# The papers' pairs have the same ratio: CIFAR-10 10,000 against CIFAR-10.1 2,000, ImageNet 50,000
+# against ImageNetV2 10,000.
 
 # %% [markdown]
 # ## Accuracy and confidence on both sets (Figure 1)
@@ -113,30 +114,28 @@ R.say(
 
 # %%
 R.figure("matched-evaluation-paper-fig1", viz.matched_evaluation.fig1_accuracy_confidence(pairs, tables))
-
-# %% tags=["remove-input"]
+# the zoo-wide counts, shares and correlations the text quotes (see findings.gap_facts)
 F = findings.gap_facts(tables, t0)
-R.claim(
+
+# %% tags=["remove-cell"]
+R.check(
     "fig1-less-accurate-and-less-confident",
-    "On {t} {n_acc} of {n} models are less accurate than on the source and {n_conf} are less confident, more "
-    "than four in five on both counts: the replicated images are harder also by the model's own judgement, "
-    "which is what matching exploits.",
     above(F["n_acc"], 0.8 * F["n"]) & above(F["n_conf"], 0.8 * F["n"]),
     **F,
 )
 
-# %% tags=["remove-input"]
+# %% [markdown]
+# <span claim="fig1-less-accurate-and-less-confident">On {t} {test[0].a:.0f} of {n} models are less accurate than on the source and {test[1].a:.0f} are less confident, more than four in five on both counts: the replicated images are harder also by the model's own judgement, which is what matching exploits.</span>
+
+# %% tags=["remove-cell"]
 # stated only when this run has the sets it is about
 if "topimages" in targets:
-    display(
-        R.claim(
-            "fig1-topimages-easier",
-            "TopImages goes the other way: {n_top_easier} of {n} models, more than four in five, are less "
-            "accurate on the source than on it.",
-            above(F["n_top_easier"], 0.8 * F["n"]),
-            **F,
-        )
-    )
+    R.check("fig1-topimages-easier", above(F["n_top_easier"], 0.8 * F["n"]), **F)
+else:
+    R.omit("fig1-topimages-easier")
+
+# %% [markdown]
+# <span claim="fig1-topimages-easier">TopImages goes the other way: {test.a:.0f} of {n} models, more than four in five, are less accurate on the source than on it.</span>
 
 # %% [markdown]
 # ```{glue:figure} matched-evaluation-paper-fig1
@@ -177,6 +176,11 @@ R.figure("matched-evaluation-paper-fig6", viz.matched_evaluation.fig3_matched_ga
 narrower = findings.narrower(tables)
 summary = findings.summary(tables)
 R.table("matched-evaluation-summary", viz.matched_evaluation.summary_table(summary))
+R.record({"fraction_models_gap_narrower": narrower})
+R.record({"summary": summary.reset_index(names="setting").to_dict(orient="records")})
+# the first target's mean gaps (Algorithm 1), quoted in an exercise
+R.number("matched-evaluation-mf-gap", 100 * tab0.gap.mean(), "{:.2f}")
+R.number("matched-evaluation-mf-matched-gap", 100 * tab0.matched_gap.mean(), "{:.2f}")
 
 # %% [markdown]
 # ```{glue:figure} matched-evaluation-summary
@@ -191,46 +195,41 @@ R.table("matched-evaluation-summary", viz.matched_evaluation.summary_table(summa
 # The paper finds matched gaps consistently narrower than accuracy gaps (§4.2) and run-to-run standard
 # errors negligible (§4.1). In the world:
 
-# %% tags=["remove-input"]
-R.claim(
-    "narrower-where-the-gap-is-large",
-    "Where the mean accuracy gap exceeds 2 points ({big}), the matched gap is narrower for at least three "
-    "models in four with both algorithms ({shares_large}).",
-    at_least(F["n_big"], 1) & at_least(F["min_share_large"], 0.75),
-    **F,
+# %% tags=["remove-cell"]
+R.check(
+    "narrower-where-the-gap-is-large", at_least(F["n_big"], 1) & at_least(F["min_share_large"], 0.75), **F
 )
 
-# %% tags=["remove-input"]
+# %% [markdown]
+# <span claim="narrower-where-the-gap-is-large">Where the mean accuracy gap exceeds 2 points ({big}), the matched gap is narrower for at least three models in four with both algorithms ({shares_large}).</span>
+
+# %% tags=["remove-cell"]
 # stated only when this run has the sets it is about
 if F["n_small"] and F["n_big"]:
-    display(
-        R.claim(
-            "little-to-narrow-on-small-gaps",
-            "On {small} the mean accuracy gap is only {gaps_small} points in absolute value and the shares are "
-            "lower ({shares_small}): with so small a gap there is little to narrow.",
-            below(F["max_share_small"], F["min_share_large"]),
-            **F,
-        )
-    )
+    R.check("little-to-narrow-on-small-gaps", below(F["max_share_small"], F["min_share_large"]), **F)
+else:
+    R.omit("little-to-narrow-on-small-gaps")
 
-# %% tags=["remove-input"]
-R.claim(
+# %% [markdown]
+# <span claim="little-to-narrow-on-small-gaps">On {small} the mean accuracy gap is only {gaps_small} points in absolute value and the shares are lower ({shares_small}): with so small a gap there is little to narrow.</span>
+
+# %% tags=["remove-cell"]
+alg2_claim = R.check(
     "algorithm-2-fewer-unmatched",
-    "Algorithm 2 leaves fewer targets unmatched than Algorithm 1 on every second set (mean fractions {fus}).",
     every(below(b, a) for a, b in zip(F["fu_alg1"], F["fu_alg2"], strict=True)),
     **F,
 )
+# the exercise's solution quotes this sentence
+R.number("matched-evaluation-alg2-claim", alg2_claim.inline(), "{}")
 
-# %% tags=["remove-input"]
-R.claim(
-    "run-sd-small",
-    "Over the {n_runs} runs the matched gap of a model varies with a median standard deviation of "
-    "{sd_median:.2f} points (largest {sd_max:.2f}), {test:smaller than} the median narrowing of the gap on "
-    "{t} ({shrink:.2f} points).",
-    below(F["sd_median"], F["shrink"], by="much"),
-    n_runs=n_runs,
-    **F,
-)
+# %% [markdown]
+# <span claim="algorithm-2-fewer-unmatched">Algorithm 2 leaves fewer targets unmatched than Algorithm 1 on every second set (mean fractions {fus}).</span>
+
+# %% tags=["remove-cell"]
+R.check("run-sd-small", below(F["sd_median"], F["shrink"], by="much"), n_runs=n_runs, **F)
+
+# %% [markdown]
+# <span claim="run-sd-small">Over the {n_runs} runs the matched gap of a model varies with a median standard deviation of {test.a:.2f} points (largest {sd_max:.2f}), {test:smaller than} the median narrowing of the gap on {t} ({test.b:.2f} points).</span>
 
 # %% [markdown]
 # ## A strong and a weak model up close (Figures 5 and 8)
@@ -243,6 +242,7 @@ R.claim(
 # %%
 quant = study.quantisation_table(pairs[t0], eps=eps, eps_small=eps_small, n_runs=min(n_runs, 3), seed=seed)
 picks = study.pick_models(tab0, quant)
+R.record({"quantisation": quant.to_dict(orient="index")})
 f5 = {
     kind: study.fig5_subsets(*pairs[t0][picks[kind]], (source, t0), eps=eps, n_runs=n_runs, seed=seed)
     for kind in ("strong", "weak")
@@ -251,69 +251,54 @@ panels = {kind: (picks[kind], f5[kind]) for kind in f5}
 R.figure("matched-evaluation-paper-fig5", viz.matched_evaluation.fig5_reliability(panels))
 R.number("matched-evaluation-n-runs", n_runs, "{:d}")
 
-# %% tags=["remove-input"]
-s, wk = f5["strong"], f5["weak"]
-F5 = {
-    "model": picks["strong"],
-    "t": t0,
-    "gap": 100 * s["accuracy_gap"],
-    "mgap": 100 * s["matched_gap"],
-    "ua": 100 * s["unmatched_accuracy"],
-    "nu": s["n_unmatched"],
-    "acc": 100 * tab0.acc_target[picks["strong"]],
-    "cu": s["confidence_unmatched"],
-    "cm": s["confidence_matched_target"],
-    "wm": picks["weak"],
-    "cw": tab0.conf_source[picks["weak"]],
-    "nw": wk["n_unmatched"],
-}
+# %%
+# the strong model's accuracy gap, matched gap and accuracies on the first target, in points
+strong, weak = f5["strong"], f5["weak"]
+strong_gap, strong_matched_gap = 100 * strong["accuracy_gap"], 100 * strong["matched_gap"]
+strong_acc_unmatched = 100 * strong["unmatched_accuracy"]
+strong_acc_target = 100 * tab0.acc_target[picks["strong"]]
+# what the text quotes about the strong model
+F5 = dict(model=picks["strong"], t=t0, gap=strong_gap, mgap=strong_matched_gap, nu=strong["n_unmatched"])
+# each model's Figure 5 numbers (its subsets aside) for the record
+fig5 = {kind: {"model": picks[kind]} | {k: v for k, v in f5[kind].items() if k != "subsets"} for kind in f5}
+R.record({"unmatched_accuracy": strong["unmatched_accuracy"], "fig5": fig5})
 
-# %% tags=["remove-input"]
-R.say(
-    "The paper's ResNeXt-101 on ImageNet against ImageNetV2 ("
-    + R.cite("anzaku2022principled", "§4.2", numbers=["8.6", "3.1", "45.54"])
-    + ", Figure 5) has an accuracy gap of 8.6%, a matched gap of 3.1%, and 45.54% accuracy on the unmatched "
-    "targets.",
-    R.claim(
-        "fig5-strong-model-numbers",
-        "The world's strong model, {model}, has an accuracy gap of {gap:.1f} points on {t}, a matched gap of "
-        "{mgap:.1f} points and {ua:.1f}% accuracy on its {nu:.0f} unmatched targets, below its {acc:.1f}% on "
-        "the whole target set: the same pattern.",
-        below(abs(F5["mgap"]), abs(F5["gap"])) & below(F5["ua"], F5["acc"]),
-        **F5,
-    ),
+# %% tags=["remove-cell"]
+R.cite("anzaku2022principled", "§4.2", numbers=["8.6", "3.1", "45.54"])
+R.check(
+    "fig5-strong-model-numbers",
+    below(abs(strong_matched_gap), abs(strong_gap)) & below(strong_acc_unmatched, strong_acc_target),
+    **F5,
 )
 
-# %% tags=["remove-input"]
-R.claim(
+# %% [markdown]
+# The paper's ResNeXt-101 on ImageNet against ImageNetV2 (§4.2, Figure 5) has an accuracy gap of 8.6%, a
+# matched gap of 3.1%, and 45.54% accuracy on the unmatched targets.
+# <span claim="fig5-strong-model-numbers">The world's strong model, {model}, has an accuracy gap of {gap:.1f} points on {t}, a matched gap of {mgap:.1f} points and {test[1].a:.1f}% accuracy on its {nu:.0f} unmatched targets, below its {test[1].b:.1f}% on the whole target set: the same pattern.</span>
+
+# %% tags=["remove-cell"]
+R.check(
     "unmatched-less-confident",
-    "The strong model's unmatched targets are less confident than its matched ones by more than 0.1 in mean "
-    "predicted probability ({cu:.3f} against {cm:.3f}): they sit where the source has no examples left.",
-    below(F5["cu"], F5["cm"], by=0.1),
-    **F5,
+    below(strong["confidence_unmatched"], strong["confidence_matched_target"], by=0.1),
 )
 
-# %% tags=["remove-input"]
-R.claim(
-    "weak-model-fewer-unmatched",
-    "The weak model, {wm}, leaves fewer targets unmatched than the strong one: {nw:.0f} against {nu:.0f}.",
-    below(F5["nw"], F5["nu"]),
-    **F5,
-)
+# %% [markdown]
+# <span claim="unmatched-less-confident">The strong model's unmatched targets are less confident than its matched ones by more than 0.1 in mean predicted probability ({test.a:.3f} against {test.b:.3f}): they sit where the source has no examples left.</span>
 
-# %% tags=["remove-input"]
-R.say(
-    R.claim(
-        "unmatched-not-a-weakness",
-        "Across the zoo the fraction unmatched on {t} (Algorithm 1) does not fall as models get stronger; it "
-        "rises: its Spearman correlation with source accuracy is {rho_unmatched:.2f}, {test} zero.",
-        above(F["rho_unmatched"], 0),
-        **F,
-    ),
-    "So a large fraction unmatched is no sign of a weak model. It reflects how densely the source's predicted "
-    "probabilities cover the target's: a barely confident model crowds its probabilities into a narrow range "
-    "where partners are easy to find, a confident one spreads them out towards 1.",
-)
+# %% tags=["remove-cell"]
+R.check("weak-model-fewer-unmatched", below(weak["n_unmatched"], strong["n_unmatched"]), wm=picks["weak"])
+
+# %% [markdown]
+# <span claim="weak-model-fewer-unmatched">The weak model, {wm}, leaves fewer targets unmatched than the strong one: {test.a:.0f} against {test.b:.0f}.</span>
+
+# %% tags=["remove-cell"]
+R.check("unmatched-not-a-weakness", above(F["rho_unmatched"], 0), **F)
+
+# %% [markdown]
+# <span claim="unmatched-not-a-weakness">Across the zoo the fraction unmatched on {t} (Algorithm 1) does not fall as models get stronger; it rises: its Spearman correlation with source accuracy is {test.a:.2f}, {test} zero.</span>
+# So a large fraction unmatched is no sign of a weak model. It reflects how densely the source's predicted
+# probabilities cover the target's: a barely confident model crowds its probabilities into a narrow range
+# where partners are easy to find, a confident one spreads them out towards 1.
 
 # %% [markdown]
 # ```{glue:figure} matched-evaluation-paper-fig5
@@ -338,6 +323,7 @@ R.say(
 R.figure(
     "matched-evaluation-quantised", viz.matched_evaluation.quantised_probabilities(quant, eps, eps_small)
 )
+R.number("matched-evaluation-eps-small", eps_small, "{:g}")
 shown = [
     "distinct_source",
     "distinct_share",
@@ -347,50 +333,44 @@ shown = [
     "fraction_unmatched_small",
 ]
 R.table("matched-evaluation-quantisation", quant.sort_values("distinct_source")[shown].round(3))
+# the group sizes, names and fractions unmatched the text quotes (see findings.quant_facts), and the two ε
+FQ = findings.quant_facts(quant, eps) | {"e": eps, "e0": eps_small}
 
-# %% tags=["remove-input"]
-R.number("matched-evaluation-eps-small", eps_small, "{:g}")
-FQ = findings.quant_facts(quant, eps)
-saturating_part = (
-    "the {ns} saturating models ({saturating}) leave between {s_min_pct:.0%} and {s_max_pct:.0%} unmatched, "
-    "all more than any quantised model"
-    if FQ["ns"]
-    else "no model saturates"
-)
-R.claim(
-    "quantised-models",
-    "{nq} of {n} models have quantised probabilities (fewer distinct values than half the source set's "
-    "examples): {quantised}.",
-    within(FQ["nq"], 1, FQ["n"] - 1),
-    **FQ,
-)
+# %% tags=["remove-cell"]
+R.check("quantised-models", within(FQ["nq"], 1, FQ["n"] - 1), **FQ)
 
-# %% tags=["remove-input"]
-eps0_claim = R.claim(
+# %% [markdown]
+# <span claim="quantised-models">{test.a:.0f} of {n} models have quantised probabilities (fewer distinct values than half the source set's examples): {quantised}.</span>
+
+# %% tags=["remove-cell"]
+# the sentence's last clause depends on whether any model saturates
+clause = "the {ns} saturating models ({saturating}) leave between {s_min_pct:.0%} and {s_max_pct:.0%} unmatched, all more than any quantised model"
+clause = clause.format(**FQ) if FQ["ns"] else "no model saturates"
+eps0_claim = R.check(
     "eps-zero-continuous-vs-quantised",
-    "At ε = {e:g} the {nc} models with continuous probabilities (at least 99% distinct values) leave at least "
-    "{c_min_pct:.0%} of the targets unmatched, while the {nq} quantised ones still match through exact ties and "
-    "leave at most {q_max_pct:.0%} unmatched; " + saturating_part + ".",
     at_least(FQ["nc"], 1)
     & at_least(FQ["nq"], 1)
     & above(FQ["c_min"], 0.9)
     & below(FQ["q_max"], 0.5)
     & (below(FQ["q_max"], FQ["s_min"]) if FQ["ns"] else equal(FQ["ns"], 0)),
-    e=eps_small,
+    clause=clause,
     **FQ,
 )
-display(eps0_claim)
+# the exercise's solution quotes this sentence
+R.number("matched-evaluation-eps0-claim", eps0_claim.inline(), "{}")
 
-# %% tags=["remove-input"]
-R.claim(
+# %% [markdown]
+# <span claim="eps-zero-continuous-vs-quantised">At ε = {e0:g} the {test[0].a:.0f} models with continuous probabilities (at least 99% distinct values) leave at least {c_min_pct:.0%} of the targets unmatched, while the {test[1].a:.0f} quantised ones still match through exact ties and leave at most {q_max_pct:.0%} unmatched; {clause}.</span>
+
+# %% tags=["remove-cell"]
+R.check(
     "grid-models-ignore-eps",
-    "The probabilities of {grid} lie on grids coarser than 2ε, so a window of ±ε only ever holds exact ties "
-    "and ε = {e:g} matches exactly as ε = {e0:g} does (fractions unmatched {grid_fus}).",
     at_least(FQ["n_grid"], 1) & about(FQ["grid_diff"], 0, tol=1e-12),
-    e=eps,
-    e0=eps_small,
     **FQ,
 )
+
+# %% [markdown]
+# <span claim="grid-models-ignore-eps">The probabilities of {grid} lie on grids coarser than 2ε, so a window of ±ε only ever holds exact ties and ε = {e:g} matches exactly as ε = {e0:g} does (fractions unmatched {grid_fus}).</span>
 
 # %% [markdown]
 # ```{glue:figure} matched-evaluation-quantised
@@ -419,31 +399,33 @@ R.claim(
 mid = picks["continuous"]
 sweep = study.eps_sweep(*pairs[t0][mid], eps_grid, n_runs=max(2, n_runs // 2), seed=seed)
 R.figure("matched-evaluation-eps-sensitivity", viz.matched_evaluation.eps_sensitivity(sweep, mid, roles[t0]))
-
-# %% tags=["remove-input"]
 R.number("matched-evaluation-eps-model", mid, "`{}`")
-FS = findings.sweep_facts(sweep, eps)
-R.claim(
+distinct = int(quant.distinct_source[mid])  # its number of distinct probabilities on the source set
+# the fractions unmatched and gaps along ε that the text quotes (see findings.sweep_facts), and the model
+FS = findings.sweep_facts(sweep, eps) | {"model": mid, "d": distinct}
+# how far Algorithm 2's matched gap lies from the accuracy gap at the largest ε and at the paper's ε
+dist_largest, dist_paper = abs(FS["m1"] - FS["g"]), abs(FS["m0"] - FS["g"])
+# the sweep for the record, with Algorithm 1's curve along ε
+a1 = sweep[sweep.method == "label_and_prob"].sort_values("eps")
+eps_record = {"model": mid, "target": t0, "distinct_probabilities": distinct}
+eps_record |= {k: a1[k].tolist() for k in ("eps", "matched_gap", "fraction_unmatched")}
+R.record({"eps_sweep": {**eps_record, "rows": sweep.to_dict(orient="records")}})
+
+# %% tags=["remove-cell"]
+R.check(
     "eps-fraction-unmatched-falls",
-    "For {model} ({d:,} distinct probabilities), the fraction unmatched with Algorithm 1 falls from {fu0:.3f} "
-    "at ε = {e0:g} to {fu1:.3f} at ε = {e1:g}, never rising as ε grows.",
     monotone(FS["fu"], "decreasing", strict=False) & below(FS["fu1"], FS["fu0"]),
-    model=mid,
-    d=int(quant.distinct_source[mid]),
     **FS,
 )
 
-# %% tags=["remove-input"]
-R.claim(
-    "eps-large-algorithm-2-near-gap",
-    "At ε = {e1:g} Algorithm 2's matched gap ({m1:.2f} points) lies within {d1:.2f} points of the accuracy "
-    "gap ({g:.2f}), closer than at the paper's ε, where the matched gap ({m0:.2f} points) lies {d0:.2f} points "
-    "from it.",
-    below(abs(FS["m1"] - FS["g"]), abs(FS["m0"] - FS["g"])),
-    d1=abs(FS["m1"] - FS["g"]),
-    d0=abs(FS["m0"] - FS["g"]),
-    **FS,
-)
+# %% [markdown]
+# <span claim="eps-fraction-unmatched-falls">For {model} ({d:,} distinct probabilities), the fraction unmatched with Algorithm 1 falls from {test[1].b:.3f} at ε = {e0:g} to {test[1].a:.3f} at ε = {e1:g}, never rising as ε grows.</span>
+
+# %% tags=["remove-cell"]
+R.check("eps-large-algorithm-2-near-gap", below(dist_largest, dist_paper), **FS)
+
+# %% [markdown]
+# <span claim="eps-large-algorithm-2-near-gap">At ε = {e1:g} Algorithm 2's matched gap ({m1:.2f} points) lies within {test.a:.2f} points of the accuracy gap ({g:.2f}), closer than at the paper's ε, where the matched gap ({m0:.2f} points) lies {test.b:.2f} points from it.</span>
 
 # %% [markdown]
 # ```{glue:figure} matched-evaluation-eps-sensitivity
@@ -455,13 +437,6 @@ R.claim(
 # target's *predicted*-label mix (Algorithm 2's: any source examples). ε = 0.005 is a point on this curve,
 # not a natural constant — a reason to report the fraction unmatched beside every matched gap.
 # ```
-
-# %% tags=["remove-input"]
-R.number("matched-evaluation-eps0-claim", eps0_claim.inline(), "{}")
-alg2 = next(c for c in R.claims if c.id == "algorithm-2-fewer-unmatched")
-R.number("matched-evaluation-alg2-claim", alg2.inline(), "{}")
-R.number("matched-evaluation-mf-gap", 100 * tab0.gap.mean(), "{:.2f}")
-R.number("matched-evaluation-mf-matched-gap", 100 * tab0.matched_gap.mean(), "{:.2f}")
 
 # %% [markdown]
 # ## Exercises
@@ -529,35 +504,4 @@ per_model = {
     }
     for t in targets
 }
-
-# %% tags=["remove-cell"]
-R.record(
-    {
-        "data": data_label,
-        "source": source,
-        "targets": targets,
-        "eps": eps,
-        "n_runs": n_runs,
-        "roles": roles,
-        "set_sizes": sizes,
-        "fraction_models_gap_narrower": narrower,
-        "per_model": per_model,
-        "summary": summary.reset_index(names="setting").to_dict(orient="records"),
-        "quantisation": quant.to_dict(orient="index"),
-    }
-)
-
-# %% tags=["remove-cell"]
-a1 = sweep[sweep.method == "label_and_prob"].sort_values("eps")
-eps_record = {"model": mid, "target": t0, "distinct_probabilities": int(quant.distinct_source[mid])}
-eps_record |= {k: a1[k].tolist() for k in ("eps", "matched_gap", "fraction_unmatched")}
-R.record(
-    {
-        "eps_sweep": {**eps_record, "rows": sweep.to_dict(orient="records")},
-        "unmatched_accuracy": f5["strong"]["unmatched_accuracy"],
-        "fig5": {
-            kind: {"model": picks[kind], **{k: v for k, v in f5[kind].items() if k != "subsets"}}
-            for kind in f5
-        },
-    }
-)
+R.record({"per_model": per_model})

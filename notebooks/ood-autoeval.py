@@ -109,57 +109,49 @@ id_data, ood_data = ae.evaluation_sources(
     data.splits, id_sources, ood_sources, ood_pool, side, seed, ood_dirs, severity, data.dataset
 )
 ood_sources = list(ood_data)
-
-
-# %%
-from shifteval.book.claims import about, above, at_least, below, equal, every, monotone, ranks_first
-
-# %% tags=["remove-input"]
-R.record(
-    {
-        "data": data.label,
-        "backbones": [arch, second_arch],
-        "id_source_names": id_sources,
-        "ood_sources": ood_sources,
-        "set_size": set_size,
-        "ood_share": ood_share,
-        "threshold_percentile": threshold_percentile,
-        "meta_sets": meta_sets,
-        "outlier_exposure": outlier_exposure,
-    }
-)
-
-# %% tags=["remove-input"]
+# the run's settings and the perturbed sources' strengths, recorded with its results
+R.record({"data": data.label, "backbones": [arch, second_arch], "id_source_names": id_sources})
+R.record({"ood_sources": ood_sources, "set_size": set_size, "ood_share": ood_share, "meta_sets": meta_sets})
+R.record({"threshold_percentile": threshold_percentile, "outlier_exposure": outlier_exposure})
 shift_strengths = {p: list(severity.strengths[p]) for p in ae.perturbations(id_sources)}
 shift_record = {"made_for": severity.dataset, "how": severity.how, "strengths": shift_strengths}
 R.record({"id_shift_severity": {**shift_record, "calibration_accuracy": severity.accuracy}})
 
-# %% tags=["remove-input"]
+# %%
+from shifteval.book.claims import about, above, at_least, below, equal, every, monotone, ranks_first
+
+# %%
+# the pools' sizes: the classifier's training images, the meta-sets' pool and the validation pool
 n_fit, n_meta, n_val = len(pools.fit[0]), len(pools.meta[0]), len(pools.val[0])
+n_all, n_held = n_fit + n_meta + n_val, n_meta + n_val
 pool_sizes = {"fit": n_fit, "meta": n_meta, "validation": n_val}
 R.record({"pools": {"base_digit_overlap": pools.overlap, "sizes": pool_sizes}})
-base_disjoint = R.claim(
-    "pools-base-disjoint",
-    "Counted, the meta-pool shares {meta} and the validation pool {val} base digits (for real data: "
-    "identical images) with the classifier's training images.",
-    equal(pools.overlap["meta"], 0) & equal(pools.overlap["validation"], 0),
-    meta=pools.overlap["meta"],
-    val=pools.overlap["validation"],
-)
 
 # %% tags=["remove-input"]
-R.say(
-    f"Data: {data.label}, {side}×{side} images. The classifier trains on {n_fit:,} of the "
-    f"{n_fit + n_meta + n_val:,} training images; the other {n_meta + n_val:,} form two held-out pools "
-    f"({n_meta:,} images for the {meta_sets} training meta-sets, {n_val:,} for the {meta_val_sets} "
-    "validation meta-sets and, untransformed, for DoC and ATC). The split is by base digit: the world "
-    "renders each base digit several times, so a split by image would hold out renders of digits the "
-    "classifier trained on and make the held-out pools look easier than any test set.",
-    base_disjoint,
-    f"ID sources: {', '.join(f'{s} ({len(id_data[s][0]):,})' for s in id_sources)}; OOD sources: "
-    f"{', '.join(ood_sources)} ({ood_pool:,} images each). The perturbed ID sources' strengths: "
-    f"{severity.how}.",
-)
+counts = {"fit": n_fit, "all": n_all, "held": n_held, "meta": n_meta, "val": n_val, "pool": ood_pool}
+texts = {f"n-{key}": f"{n:,}" for key, n in counts.items()}
+texts |= {"data": data.label, "side": side, "meta-sets": meta_sets, "meta-val-sets": meta_val_sets}
+texts |= {"ood-sources": ", ".join(ood_sources), "severity": severity.how}
+texts["id-sources"] = ", ".join(f"{s} ({len(id_data[s][0]):,})" for s in id_sources)
+for key, text in texts.items():
+    R.number(f"ood-autoeval-{key}", text, "{}")
+
+# %% tags=["remove-cell"]
+R.check("pools-base-disjoint", equal(pools.overlap["meta"], 0) & equal(pools.overlap["validation"], 0))
+
+# %% [markdown]
+# Data: {glue:md}`ood-autoeval-data`, {glue:md}`ood-autoeval-side`×{glue:md}`ood-autoeval-side` images. The
+# classifier trains on {glue:md}`ood-autoeval-n-fit` of the {glue:md}`ood-autoeval-n-all` training images;
+# the other {glue:md}`ood-autoeval-n-held` form two held-out pools ({glue:md}`ood-autoeval-n-meta` images for
+# the {glue:md}`ood-autoeval-meta-sets` training meta-sets, {glue:md}`ood-autoeval-n-val` for the
+# {glue:md}`ood-autoeval-meta-val-sets` validation meta-sets and, untransformed, for DoC and ATC). The split
+# is by base digit: the world renders each base digit several times, so a split by image would hold out
+# renders of digits the classifier trained on and make the held-out pools look easier than any test set.
+# <span claim="pools-base-disjoint">Counted, the meta-pool shares {test[0].a} and the validation pool
+# {test[1].a} base digits (for real data: identical images) with the classifier's training images.</span>
+# ID sources: {glue:md}`ood-autoeval-id-sources`; OOD sources: {glue:md}`ood-autoeval-ood-sources`
+# ({glue:md}`ood-autoeval-n-pool` images each). The perturbed ID sources' strengths:
+# {glue:md}`ood-autoeval-severity`.
 
 # %% [markdown]
 # ## The three kinds of foreign images
@@ -272,34 +264,27 @@ R.table(
     "ood-autoeval-detection", detection.style.format({"AUROC": "{:.3f}", "share kept": "{:.1%}"}, na_rep="–")
 )
 
-# %% tags=["remove-input"]
+# %%
+# per OOD source: AUROC against the first ID source and share kept, by the detector and by the classifier
 det = detection.loc["detector (outlier exposure)", "AUROC"].drop(ref_id).to_dict()
 cls = detection.loc["classifier", "AUROC"].drop(ref_id).to_dict()
-kept_cls = detection.loc["classifier", "share kept"].drop(ref_id)
 kept_det = detection.loc["detector (outlier exposure)", "share kept"].drop(ref_id)
+kept_cls = detection.loc["classifier", "share kept"].drop(ref_id)
 detector_auroc = {s: det[s] for s in ood_sources}
+strong = [s for s in ("letters", "natural_patches") if s in det]  # the sources the detector should master
 R.record({"detector_auroc": detector_auroc})
-strong = [s for s in ("letters", "natural_patches") if s in det]
-clears = R.claim(
-    "detector-clears-0.95",
-    "The detector tells " + " and ".join(s.replace("_", " ") for s in strong) + " from the "
-    f"{ref_id} digits with AUROC " + " and ".join(f"{det[s]:.3f}" for s in strong) + ", both above 0.95",
-    every(above(det[s], 0.95) for s in strong),
-    **{s: det[s] for s in strong},
-)
 
-# %% tags=["remove-input"]
-R.say(
-    clears,
-    R.claim(
-        "detector-beats-classifier",
-        "; outlier exposure raises the AUROC of every source above that of the classifier's own energies ("
-        + ", ".join(f"{s.replace('_', ' ')} {cls[s]:.3f} → {det[s]:.3f}" for s in ood_sources)
-        + ").",
-        every(above(det[s], cls[s]) for s in ood_sources),
-        **{f"{s}_classifier": cls[s] for s in ood_sources},
-    ),
-)
+# %% tags=["remove-cell"]
+clears = {"names": " and ".join(s.replace("_", " ") for s in strong), "ref": ref_id}
+clears["aurocs"] = " and ".join(f"{det[s]:.3f}" for s in strong)
+R.check("detector-clears-0.95", every(above(det[s], 0.95) for s in strong), **clears)
+pairs = ", ".join(f"{s.replace('_', ' ')} {cls[s]:.3f} → {det[s]:.3f}" for s in ood_sources)
+R.check("detector-beats-classifier", every(above(det[s], cls[s]) for s in ood_sources), pairs=pairs)
+
+# %% [markdown]
+# <span claim="detector-clears-0.95">The detector tells {names} from the {ref} digits with AUROC {aurocs},
+# both above 0.95</span> <span claim="detector-beats-classifier">; outlier exposure raises the AUROC of every
+# source above that of the classifier's own energies ({pairs}).</span>
 
 # %% [markdown]
 # ```{glue:figure} ood-autoeval-energy
@@ -333,15 +318,12 @@ R.record({"meta_validation_rmse": meta_validation})
 fig = figs.meta_regression(**regression)
 R.figure("ood-autoeval-meta-regression")
 
-# %% tags=["remove-input"]
-R.claim(
-    "mlp-beats-linear-on-validation",
-    "On the validation meta-sets the MLP on the full representation errs by {mlp:.2f} points RMSE, less than "
-    "linear regression on FD alone ({lin:.2f}).",
-    below(meta_validation["mlp"], meta_validation["linear_fd"]),
-    mlp=meta_validation["mlp"],
-    lin=meta_validation["linear_fd"],
-)
+# %% tags=["remove-cell"]
+R.check("mlp-beats-linear-on-validation", below(meta_validation["mlp"], meta_validation["linear_fd"]))
+
+# %% [markdown]
+# <span claim="mlp-beats-linear-on-validation">On the validation meta-sets the MLP on the full representation
+# errs by {test.a:.2f} points RMSE, less than linear regression on FD alone ({test.b:.2f}).</span>
 
 # %% [markdown]
 # ```{glue:figure} ood-autoeval-meta-regression
@@ -370,53 +352,50 @@ fig = figs.meta_set_sweep(sweep, chapter=meta_sets)
 R.figure("ood-autoeval-meta-set-sweep")
 mlp_n, lin_n = sweep["mlp"], sweep["linear_fd"]
 n_min, n_max = int(sweep.index.min()), int(sweep.index.max())
+gap = lin_n[meta_sets] - mlp_n[meta_sets]  # by how much the MLP beats linear regression on FD
 
 # %% tags=["remove-input"]
-paper_800 = R.cite(
-    "zhu2023labelfree",
-    "§4.1",
-    quote="generate 800 datasets as a meta-dataset for learning the regression model",
-    numbers=["800"],
-)
-early = n_min < meta_sets and R.claim(
-    "meta-sets-early-gain",
-    "The MLP's validation error on this chapter's {n} meta-sets, {test.a:.2f} points, is {test} its "
-    "{test.b:.2f} points when fitted on the first {n_min}.",
-    below(mlp_n[meta_sets], mlp_n[n_min], by="well"),
-    n=meta_sets,
-    n_min=n_min,
-)
-
-# %% tags=["remove-input"]
-tol, lin_tol = 1.0, 0.5  # accuracy points: what "within" allows below and in the next sentence
-gap = lin_n[meta_sets] - mlp_n[meta_sets]  # by how much the MLP beats linear regression on FD (above)
-late = n_max > meta_sets and R.claim(
-    "meta-sets-late-gain",
-    "On {n_max} meta-sets it errs by {test[0].a:.2f} points, within {tol:g} point of its {test[0].b:.2f} on "
-    "{n}: a margin {test[1]:smaller than} the {test[1].b:.2f} points by which the MLP beats linear "
-    "regression on FD.",
-    about(mlp_n[n_max], mlp_n[meta_sets], tol=tol) & below(tol, gap, by="much"),
-    n_max=n_max,
-    tol=tol,
-    n=meta_sets,
-)
-
-# %% tags=["remove-input"]
-flat = n_max > n_min and R.claim(
-    "meta-sets-linear-flat",
-    "Linear regression on FD, a single feature, stays within {tol:g} point: {test.b:.2f} points on {n_min} "
-    "meta-sets, {test.a:.2f} on {n_max}.",
-    about(lin_n[n_max], lin_n[n_min], tol=lin_tol),
-    n_min=n_min,
-    n_max=n_max,
-    tol=lin_tol,
-)
+quote_800 = "generate 800 datasets as a meta-dataset for learning the regression model"
+paper_800 = R.cite("zhu2023labelfree", "§4.1", quote=quote_800, numbers=["800"])
+R.number("ood-autoeval-paper-800", paper_800, "{}")
 cost = (
     f"Drawing 100 more meta-sets, transforming them and passing them through the classifier took "
     f"{seconds_per_100:.0f} s in this run."
 )
-said = [c for c in (early, late, flat) if c] + ([cost] if np.isfinite(seconds_per_100) else [])
-R.say(f"Zhu et al. {paper_800}; this chapter draws {meta_sets}.", *said)
+R.number("ood-autoeval-meta-set-cost", cost if np.isfinite(seconds_per_100) else "", "{}")
+
+# %% tags=["remove-cell"]
+# a comparison the sweep cannot make in this run (no count below or above the chapter's) is left out
+n_sets = {"n": meta_sets, "n_min": n_min, "n_max": n_max}
+if n_min < meta_sets:
+    R.check("meta-sets-early-gain", below(mlp_n[meta_sets], mlp_n[n_min], by="well"), **n_sets)
+else:
+    R.omit("meta-sets-early-gain")
+tol, lin_tol = 1.0, 0.5  # accuracy points: what "within" allows in the next two sentences
+if n_max > meta_sets:
+    R.check(
+        "meta-sets-late-gain",
+        about(mlp_n[n_max], mlp_n[meta_sets], tol=tol) & below(tol, gap, by="much"),
+        **n_sets,
+    )
+else:
+    R.omit("meta-sets-late-gain")
+
+# %% tags=["remove-cell"]
+if n_max > n_min:
+    R.check("meta-sets-linear-flat", about(lin_n[n_max], lin_n[n_min], tol=lin_tol), tol=lin_tol, **n_sets)
+else:
+    R.omit("meta-sets-linear-flat")
+
+# %% [markdown]
+# Zhu et al. {glue:md}`ood-autoeval-paper-800`; this chapter draws
+# {glue:md}`ood-autoeval-meta-sets`. <span claim="meta-sets-early-gain">The MLP's validation error on this
+# chapter's {n} meta-sets, {test.a:.2f} points, is {test} its {test.b:.2f} points when fitted on the first
+# {n_min}.</span> <span claim="meta-sets-late-gain">On {n_max} meta-sets it errs by {test[0].a:.2f} points,
+# within {test[1].a:g} point of its {test[0].b:.2f} on {n}: a margin {test[1]:smaller than} the
+# {test[1].b:.2f} points by which the MLP beats linear regression on FD.</span> <span claim="meta-sets-linear-flat">Linear
+# regression on FD, a single feature, stays within {tol:g} point: {test.b:.2f} points on {n_min} meta-sets,
+# {test.a:.2f} on {n_max}.</span> {glue:md}`ood-autoeval-meta-set-cost`
 
 # %% [markdown]
 # ```{glue:figure} ood-autoeval-meta-set-sweep
@@ -452,76 +431,67 @@ R.table(
     figs.rmse_table(table1),
 )
 
-# %% tags=["remove-input"]
+# %%
+# the baselines (every method that is not AutoEval) and the best of them over all sets
 baselines = {k: v for k, v in rmse_10.items() if not k.startswith("autoeval")}
-# Zhu et al.'s Table 1 rows as printed (ImageNet ID: ImageNet, SVHN, iSUN, LSUN OOD; then CIFAR-10 ID)
-t1_plain_printed = ["4.90", "4.21", "3.75", "3.85", "5.65", "4.84", "4.59", "5.29"]
-t1_ood_printed = ["2.56", "3.91", "3.39", "3.02", "3.01", "3.73", "2.07", "1.71"]
-t1_cite = R.cite("zhu2023labelfree", "Table 1", numbers=t1_plain_printed + t1_ood_printed)
-t1_text = R.cite(
-    "zhu2023labelfree",
-    "§4.4",
-    quote="the average RMSE = 2.91% for our method on the eight datasets, much smaller than AutoEval without "
-    "the OOD strategy (RMSE = 4.61%)",
-)
-t1_plain, t1_ood = [float(v) for v in t1_plain_printed], [float(v) for v in t1_ood_printed]
-
-# %% tags=["remove-input"]
 best_baseline = min(baselines, key=baselines.get)
-helps = R.claim(
-    "energy-ood-helps-at-10pct",
-    "AutoEval errs by {plain:.2f} points RMSE without OOD detection and by {ood:.2f} with it, lower.",
-    below(rmse_10["autoeval_energy_ood"], rmse_10["autoeval"]),
-    plain=rmse_10["autoeval"],
-    ood=rmse_10["autoeval_energy_ood"],
-)
 
-# %% tags=["remove-input"]
-beats_baselines = R.claim(
-    "energy-ood-beats-baselines",
-    "The OOD-aware estimate is also below every baseline; the best baseline, {best}, errs by {b:.2f} points.",
-    every(below(rmse_10["autoeval_energy_ood"], b) for b in baselines.values()),
-    best=ae.METHOD_LABELS[best_baseline],
-    b=baselines[best_baseline],
-)
-
-# %% tags=["remove-input"]
+# %%
+# per ID source: the clean one (the paper's setting) and the perturbed ones (ID data under covariate shift)
 clean_src, shifted = id_sources[0], [s for s in id_sources if "+" in s]
 row_names = {clean_src: "clean"} if "+" not in clean_src else {}
 clean_key = row_names.get(clean_src, clean_src)
 id_accuracy = {s: float((outs[s].logits.argmax(1) == id_labels[s]).mean()) for s in id_sources}
-R.record({"id_sources": id_accuracy, "clean_source": clean_src})
 by1 = ae.by_source(main, est, outs, id_labels, threshold_percentile, names=row_names)
-R.record({"table1_by_source": by1.to_dict(orient="index")})
 ex_by_id = by1["excluded_share"]  # the share of each ID source's images the detector excludes
 ex_shifted = max([ex_by_id[s] for s in shifted], default=np.nan)
+clean_ood, clean_plain = by1.loc[clean_key, "autoeval_energy_ood"], by1.loc[clean_key, "autoeval"]
+R.record({"id_sources": id_accuracy, "clean_source": clean_src})
+R.record({"table1_by_source": by1.to_dict(orient="index")})
+
+# %%
+# Zhu et al.'s Table 1 rows as printed (ImageNet ID: ImageNet, SVHN, iSUN, LSUN OOD; then CIFAR-10 ID)
+t1_plain_printed = ["4.90", "4.21", "3.75", "3.85", "5.65", "4.84", "4.59", "5.29"]
+t1_ood_printed = ["2.56", "3.91", "3.39", "3.02", "3.01", "3.73", "2.07", "1.71"]
+# their means, AutoEval without and with the paper's OOD detection
+t1_plain, t1_ood = (np.mean([float(v) for v in t]) for t in (t1_plain_printed, t1_ood_printed))
 
 # %% tags=["remove-input"]
-clean_carries = R.claim(
-    "clean-source-gain",
-    "On the clean ID source alone the OOD-aware estimate errs by {ood:.2f} points against {plain:.2f} without "
-    "detection; on the perturbed ID sources the detector excludes up to {x:.1%} of the ID images (clean: "
-    "{c:.1%}), and every excluded image counts as an error (per ID source below).",
-    below(by1.loc[clean_key, "autoeval_energy_ood"], by1.loc[clean_key, "autoeval"])
-    & above(ex_shifted, ex_by_id[clean_key]),
-    ood=by1.loc[clean_key, "autoeval_energy_ood"],
-    plain=by1.loc[clean_key, "autoeval"],
-    x=ex_shifted,
-    c=ex_by_id[clean_key],
+t1_quote = (
+    "the average RMSE = 2.91% for our method on the eight datasets, much smaller than AutoEval without "
+    "the OOD strategy (RMSE = 4.61%)"
 )
+texts = {"t1-cite": R.cite("zhu2023labelfree", "Table 1", numbers=t1_plain_printed + t1_ood_printed)}
+texts |= {"t1-text": R.cite("zhu2023labelfree", "§4.4", quote=t1_quote), "n-sets": len(main)}
+t1 = {"plain": t1_plain, "ood": t1_ood, "plain-diff": t1_plain - 4.61, "ood-diff": t1_ood - 2.91}
+texts |= {f"t1-{key}": f"{value:.3f}" for key, value in t1.items()}
+for key, text in texts.items():
+    R.number(f"ood-autoeval-{key}", text, "{}")
 
-# %% tags=["remove-input"]
-R.say(
-    f"Over all {len(main)} test sets:",
-    helps,
-    beats_baselines,
-    clean_carries,
-    "The paper reports the same direction: averaged over its eight ID/OOD pairs (ImageNet as the ID set for "
-    f"four, CIFAR-10 for the other four; {t1_cite}), AutoEval's RMSE falls from {np.mean(t1_plain):.3f} to "
-    f"{np.mean(t1_ood):.3f} with energy-based OOD detection. Its text gives other averages for the same "
-    f"comparison ({t1_text}): 4.61 and 2.91, not the means of its own Table 1; the difference (about "
-    f"{np.mean(t1_plain) - 4.61:.3f} and {np.mean(t1_ood) - 2.91:.3f} points) is not explained in the paper.",
+# %% tags=["remove-cell"]
+R.check("energy-ood-helps-at-10pct", below(rmse_10["autoeval_energy_ood"], rmse_10["autoeval"]))
+R.check(
+    "energy-ood-beats-baselines",
+    every(below(rmse_10["autoeval_energy_ood"], b) for b in baselines.values()),
+    best=ae.METHOD_LABELS[best_baseline],
+    b=baselines[best_baseline],
 )
+R.check("clean-source-gain", below(clean_ood, clean_plain) & above(ex_shifted, ex_by_id[clean_key]))
+
+# %% [markdown]
+# Over all {glue:md}`ood-autoeval-n-sets` test sets: <span claim="energy-ood-helps-at-10pct">AutoEval errs by
+# {test.b:.2f} points RMSE without OOD detection and by {test.a:.2f} with it, lower.</span>
+# <span claim="energy-ood-beats-baselines">The OOD-aware estimate is also below every baseline; the best
+# baseline, {best}, errs by {b:.2f} points.</span> <span claim="clean-source-gain">On the clean ID source alone
+# the OOD-aware estimate errs by {test[0].a:.2f} points against {test[0].b:.2f} without detection; on the
+# perturbed ID sources the detector excludes up to {test[1].a:.1%} of the ID images (clean:
+# {test[1].b:.1%}), and every excluded image counts as an error (per ID source below).</span> The paper
+# reports the same direction: averaged over its eight ID/OOD pairs (ImageNet as the ID set for four, CIFAR-10
+# for the other four; {glue:md}`ood-autoeval-t1-cite`), AutoEval's RMSE falls from
+# {glue:md}`ood-autoeval-t1-plain` to {glue:md}`ood-autoeval-t1-ood` with energy-based OOD detection. Its
+# text gives other averages for the same comparison ({glue:md}`ood-autoeval-t1-text`): 4.61 and 2.91, not the
+# means of its own Table 1; the difference (about {glue:md}`ood-autoeval-t1-plain-diff` and
+# {glue:md}`ood-autoeval-t1-ood-diff` points) is not explained in the paper.
 
 # %% [markdown]
 # ```{glue:figure} ood-autoeval-paper-table1
@@ -550,21 +520,14 @@ R.table(
     __import__("pandas").Series(clean_bias, name="signed error (points)").to_frame().style.format("{:+.2f}"),
 )
 
-# %% tags=["remove-input"]
-R.say(
-    R.claim(
-        "clean-bias-small",
-        "On clean {src} (accuracy {acc:.1%}; validation pool {val:.1%}) DoC errs by {doc:+.2f}, "
-        "ATC by {atc:+.2f} and AutoEval by {ae_:+.2f} points, all within 3 points.",
-        every(below(abs(clean_bias[m]), 3) for m in ("doc", "atc", "autoeval")),
-        src=clean_id,
-        acc=clean_acc,
-        val=val_acc_pool,
-        doc=clean_bias["doc"],
-        atc=clean_bias["atc"],
-        ae_=clean_bias["autoeval"],
-    ),
-)
+# %% tags=["remove-cell"]
+methods = ("doc", "atc", "autoeval")
+shown = {"src": clean_id, "acc": clean_acc, "val": val_acc_pool, **{m: clean_bias[m] for m in methods}}
+R.check("clean-bias-small", every(below(abs(clean_bias[m]), 3) for m in methods), **shown)
+
+# %% [markdown]
+# <span claim="clean-bias-small">On clean {src} (accuracy {acc:.1%}; validation pool {val:.1%}) DoC errs by
+# {doc:+.2f}, ATC by {atc:+.2f} and AutoEval by {autoeval:+.2f} points, all within 3 points.</span>
 
 # %% [markdown]
 # ```{glue:figure} ood-autoeval-clean
@@ -584,22 +547,20 @@ from scipy.special import softmax
 # share of each OOD source's images whose maximum softmax reaches each of the paper's two τ
 msp = {s: softmax(outs[s].logits, axis=1).max(axis=1) for s in ood_sources}
 msp_high = {t: {s: float((m >= t).mean()) for s, m in msp.items()} for t in (0.8, 0.9)}
+mean_high = {t: float(np.mean(list(v.values()))) for t, v in msp_high.items()}  # averaged over the sources
 R.record({"ood_max_softmax_share": {str(t): v for t, v in msp_high.items()}})
 
-# %% tags=["remove-input"]
-msp_cite = R.cite(
-    "zhu2023labelfree", "§4.4", quote="nearly 60% of OOD images have a large maximum softmax score"
-)
-mean_high = {t: float(np.mean(list(v.values()))) for t, v in msp_high.items()}
-confident = R.claim(
-    "ood-high-softmax",
-    f"Zhu et al. find that {msp_cite}. Here the classifier gives a maximum softmax of at least 0.8 to "
-    + ", ".join(f"{100 * v:.1f}% of the {k.replace('_', ' ')} images" for k, v in msp_high[0.8].items())
-    + " ({test[0].a:.1%} on average; at least 0.9: {test[1].a:.1%}): at either of the paper's thresholds, "
-    "{test[0]:fewer than} its nearly 60%.",
-    below(mean_high[0.8], 0.6) & below(mean_high[0.9], 0.6),
-)
-R.say(confident)
+# %% tags=["remove-cell"]
+msp_quote = "nearly 60% of OOD images have a large maximum softmax score"
+msp_cite = R.cite("zhu2023labelfree", "§4.4", quote=msp_quote)
+shares_08 = ", ".join(f"{100 * v:.1f}% of the {k.replace('_', ' ')} images" for k, v in msp_high[0.8].items())
+msp_words = {"reading": msp_cite, "shares": shares_08}
+R.check("ood-high-softmax", below(mean_high[0.8], 0.6) & below(mean_high[0.9], 0.6), **msp_words)
+
+# %% [markdown]
+# <span claim="ood-high-softmax">Zhu et al. find that {reading}. Here the classifier gives a maximum softmax of
+# at least 0.8 to {shares} ({test[0].a:.1%} on average; at least 0.9: {test[1].a:.1%}): at either of the
+# paper's thresholds, {test[0]:fewer than} its nearly 60%.</span>
 
 # %% [markdown]
 # ## Table 1 per ID source: what the threshold excludes
@@ -634,126 +595,91 @@ R.table(
     figs.by_source_table(by1, by1_meta["autoeval_energy_ood"], id_accuracy, clean_src if row_names else None),
 )
 
-# %% tags=["remove-input"]
-low_acc = min(id_accuracy, key=id_accuracy.get)
-moderate = R.claim(
-    "id-sources-moderate",
-    "Every ID source is a test set the classifier still reads: the lowest accuracy, on {src}, is {acc:.1%}, "
-    "{test} 40%.",
-    at_least(id_accuracy[low_acc], 0.4),
-    src=low_acc,
-    acc=id_accuracy[low_acc],
-)
-
-# %% tags=["remove-input"]
-headline = R.claim(
-    "clean-energy-ood-helps",
-    "On the clean ID source mixed with foreign images, the paper's setting, AutoEval errs by {plain:.2f} "
-    "points RMSE without OOD detection and by {ood:.2f} with it.",
-    below(by1.loc[clean_key, "autoeval_energy_ood"], by1.loc[clean_key, "autoeval"]),
-    plain=by1.loc[clean_key, "autoeval"],
-    ood=by1.loc[clean_key, "autoeval_energy_ood"],
-)
-R.say(moderate, headline)
-
-# %% tags=["remove-input"]
-warning = R.cite(
-    "zhu2023labelfree",
-    "§3.5",
-    quote="These excluded images will be flagged as misclassified, in which case the prediction accuracy of "
-    "our method will be lower than the ground truth.",
-)
-
-# %% tags=["remove-input"]
+# %%
+low_acc = min(id_accuracy, key=id_accuracy.get)  # the ID source the classifier reads worst
+# the perturbed ID source of which the detector excludes most, and the clean source's excluded share
 worst = max(shifted, key=lambda s: by1.loc[s, "excluded_share"]) if shifted else None
 w, c_ex = (by1.loc[worst] if shifted else None), by1.loc[clean_key, "excluded_share"]
-if shifted:
-    w = by1.loc[worst]
-    keys = {
-        "x": "excluded_share",
-        "acc": "excluded_accuracy",
-        "bias": "ood_aware_bias",
-        "ood": "autoeval_energy_ood",
-    }
-    fv = {"src": worst, "c": c_ex, "plain": w["autoeval"], **{k: w[v] for k, v in keys.items()}}
-
-# %% tags=["remove-input"]
-if shifted:
-    failure = R.claim(
-        "shifted-id-excluded",
-        "The detector excludes {x:.1%} of the ID images of {src} ({c:.1%} of the clean source's), and the "
-        "classifier had {acc:.1%} of the excluded ones right. Each of them counts as an error, so on {src}'s test "
-        "sets the OOD-aware estimate is off by {bias:+.2f} points on average (RMSE {ood:.2f}, against {plain:.2f} "
-        "without detection).",
-        above(w["excluded_share"], c_ex) & below(w["ood_aware_bias"], 0),
-        **fv,
-    )
-
-# %% tags=["remove-input"]
-measured = (
-    ["Covariate shift raises the detector's energies of ID images as well as of foreign ones.", failure]
-    if shifted
-    else ["This run has no perturbed ID source to measure it on."]
-)
-R.say("The paper names the risk:", warning, *measured)
-
-# %% tags=["remove-input"]
+# the remedy against the paper's threshold: RMSE per ID source, ID images excluded, foreign images kept
 r_paper, r_ours, ex, kept_by = (
     remedy["autoeval_energy_ood"],
     remedy[ours],
     remedy["excluded_share"],
     remedy["ood_kept"],
 )
-fewer_excluded = shifted and R.claim(
-    "meta-tau-excludes-less",
-    "Our remedy, τ read off the meta-sets' energies, excludes {x_ours:.1%} of {src}'s ID images where the "
-    "paper's threshold excludes {x_paper:.1%},",
-    below(ex[ours][worst], ex["autoeval_energy_ood"][worst]),
-    src=worst,
-    x_ours=ex[ours][worst],
-    x_paper=ex["autoeval_energy_ood"][worst],
-)
-
-# %% tags=["remove-input"]
-trade = R.claim(
-    "meta-tau-keeps-foreign",
-    "but it lets {k_ours:.1%} of the foreign images in the test sets through (the paper's threshold "
-    "{k_paper:.1%}), and on the "
-    "clean source it errs by {ours_c:.2f} points (paper's threshold: {paper_c:.2f}).",
-    above(kept_by[ours], kept_by["autoeval_energy_ood"]) & above(r_ours[clean_key], r_paper[clean_key]),
-    k_ours=kept_by[ours],
-    k_paper=kept_by["autoeval_energy_ood"],
-    ours_c=r_ours[clean_key],
-    paper_c=r_paper[clean_key],
-)
-
-# %% tags=["remove-input"]
-overall = R.claim(
-    "meta-tau-loses-overall",
-    "Over all test sets it errs by {ours_a:.2f} points, {test:more than} the paper's threshold ({paper_a:.2f}; "
-    "AutoEval without detection: {plain_a:.2f}): the foreign images it keeps cost more than the ID images it "
-    "spares.",
-    above(r_ours["all sets"], r_paper["all sets"]),
-    ours_a=r_ours["all sets"],
-    paper_a=r_paper["all sets"],
-    plain_a=rmse_10["autoeval"],
-)
-
-# %% tags=["remove-input"]
 sources = [k for k in r_paper if k != "all sets"]
-wins = [k for k in sources if r_ours[k] < r_paper[k]]
-bias = {k: abs(by1.loc[k, "ood_aware_bias"]) for k in sources}
-per_source = (0 < len(wins) < len(sources)) and R.claim(
-    "meta-tau-wins-where-bias-largest",
-    "It beats the paper's threshold only on {wins} ({pairs}), where the paper's threshold biases the estimate "
-    "most: by {test[1].a:.2f} points in magnitude, against at most {test[1].b:.2f} on any other ID source.",
-    every(below(r_ours[k], r_paper[k]) for k in wins)
-    & above(min(bias[k] for k in wins), max(bias[k] for k in sources if k not in wins)),
-    wins=", ".join(wins),
-    pairs="; ".join(f"{r_ours[k]:.2f} against {r_paper[k]:.2f}" for k in wins),
-)
+wins = [k for k in sources if r_ours[k] < r_paper[k]]  # the ID sources where the remedy errs less
+bias = {k: abs(by1.loc[k, "ood_aware_bias"]) for k in sources}  # the paper's threshold's bias per source
 
-R.say(*([fewer_excluded] if shifted else []), trade, overall, *([per_source] if per_source else []))
+# %% tags=["remove-cell"]
+R.check("id-sources-moderate", at_least(id_accuracy[low_acc], 0.4), src=low_acc)
+R.check("clean-energy-ood-helps", below(clean_ood, clean_plain))
+
+# %% [markdown]
+# <span claim="id-sources-moderate">Every ID source is a test set the classifier still reads: the lowest
+# accuracy, on {src}, is {test.a:.1%}, {test} 40%.</span> <span claim="clean-energy-ood-helps">On the clean ID
+# source mixed with foreign images, the paper's setting, AutoEval errs by {test.b:.2f} points RMSE without OOD
+# detection and by {test.a:.2f} with it.</span>
+
+# %% tags=["remove-cell"]
+warning = R.cite(
+    "zhu2023labelfree",
+    "§3.5",
+    quote="These excluded images will be flagged as misclassified, in which case the prediction accuracy of "
+    "our method will be lower than the ground truth.",
+)
+R.number("ood-autoeval-risk-cite", warning, "{}")
+if shifted:
+    fv = dict(src=worst, acc=w["excluded_accuracy"], ood=w["autoeval_energy_ood"], plain=w["autoeval"])
+    R.check("shifted-id-excluded", above(w["excluded_share"], c_ex) & below(w["ood_aware_bias"], 0), **fv)
+    measured = "Covariate shift raises the detector's energies of ID images as well as of foreign ones."
+else:
+    R.omit("shifted-id-excluded")
+    measured = "This run has no perturbed ID source to measure it on."
+R.number("ood-autoeval-risk-measured", measured, "{}")
+
+# %% [markdown]
+# The paper names the risk: {glue:md}`ood-autoeval-risk-cite` {glue:md}`ood-autoeval-risk-measured`
+# <span claim="shifted-id-excluded">The detector excludes {test[0].a:.1%} of the ID images of {src}
+# ({test[0].b:.1%} of the clean source's), and the classifier had {acc:.1%} of the excluded ones right. Each
+# of them counts as an error, so on {src}'s test sets the OOD-aware estimate is off by {test[1].a:+.2f}
+# points on average (RMSE {ood:.2f}, against {plain:.2f} without detection).</span>
+
+# %% tags=["remove-cell"]
+if shifted:
+    R.check("meta-tau-excludes-less", below(ex[ours][worst], ex["autoeval_energy_ood"][worst]), src=worst)
+else:
+    R.omit("meta-tau-excludes-less")
+R.check(
+    "meta-tau-keeps-foreign",
+    above(kept_by[ours], kept_by["autoeval_energy_ood"]) & above(r_ours[clean_key], r_paper[clean_key]),
+)
+R.check("meta-tau-loses-overall", above(r_ours["all sets"], r_paper["all sets"]), plain_a=rmse_10["autoeval"])
+
+# %% tags=["remove-cell"]
+if 0 < len(wins) < len(sources):
+    won = "; ".join(f"{r_ours[k]:.2f} against {r_paper[k]:.2f}" for k in wins)
+    R.check(
+        "meta-tau-wins-where-bias-largest",
+        every(below(r_ours[k], r_paper[k]) for k in wins)
+        & above(min(bias[k] for k in wins), max(bias[k] for k in sources if k not in wins)),
+        wins=", ".join(wins),
+        pairs=won,
+    )
+else:
+    R.omit("meta-tau-wins-where-bias-largest")
+
+# %% [markdown]
+# <span claim="meta-tau-excludes-less">Our remedy, τ read off the meta-sets' energies, excludes {test.a:.1%}
+# of {src}'s ID images where the paper's threshold excludes {test.b:.1%},</span>
+# <span claim="meta-tau-keeps-foreign">but it lets {test[0].a:.1%} of the foreign images in the test sets
+# through (the paper's threshold {test[0].b:.1%}), and on the clean source it errs by {test[1].a:.2f} points
+# (paper's threshold: {test[1].b:.2f}).</span> <span claim="meta-tau-loses-overall">Over all test sets it
+# errs by {test.a:.2f} points, {test:more than} the paper's threshold ({test.b:.2f}; AutoEval without
+# detection: {plain_a:.2f}): the foreign images it keeps cost more than the ID images it spares.</span>
+# <span claim="meta-tau-wins-where-bias-largest">It beats the paper's threshold only on {wins} ({pairs}), where
+# the paper's threshold biases the estimate most: by {test[1].a:.2f} points in magnitude, against at most
+# {test[1].b:.2f} on any other ID source.</span>
 
 # %% [markdown]
 # ```{glue:figure} ood-autoeval-by-source
@@ -777,33 +703,33 @@ R.record({"threshold_sweep": sweep.to_dict(orient="records")})
 fig = figs.fig3_threshold_sweep(sweep)
 R.figure("ood-autoeval-paper-fig3")
 
-# %% tags=["remove-input"]
-excluded = float(main["id_excluded"].mean())
+# %%
+excluded = float(main["id_excluded"].mean())  # share of ID images judged OOD in the 10%-OOD test sets
 ex_src = 100 * by1["excluded_share"]  # per ID source, as in the per-source table
 ex_pert = ex_src[[s for s in ex_src.index if "+" in s]].min()  # NaN (the claim fails) without both kinds
 ex_plain = ex_src[[s for s in ex_src.index if "+" not in s]].max()
+at95 = sweep.set_index("percentile")["id_excluded"].get(95, np.nan)  # excluded at the 95th percentile
 
 # %% tags=["remove-input"]
-id_excluded_above = R.claim(
+R.number("ood-autoeval-percentile", threshold_percentile, "{:g}")
+kept_at_tau = ", ".join(f"{100 * kept_det[k]:.1f}% of {k.replace('_', ' ')}" for k in ood_sources)
+R.number("ood-autoeval-kept-at-threshold", kept_at_tau, "{}")
+
+# %% tags=["remove-cell"]
+R.check(
     "id-excluded-above-nominal",
-    "In the 10%-OOD test sets it wrongly removes {x:.1f}% of the ID images, more than the nominal {nominal:g}%: test digits have "
-    "higher energies than the training digits the threshold was read from, and perturbed ones most (the "
-    "least-excluded perturbed source loses {pert:.1%}, the most-excluded unperturbed one {plain:.1%}; "
-    "per source in the table above).",
     above(100 * excluded, 100 - threshold_percentile) & above(ex_pert, ex_plain),
-    x=100 * excluded,
-    nominal=100 - threshold_percentile,
     pert=ex_pert / 100,
     plain=ex_plain / 100,
 )
 
-# %% tags=["remove-input"]
-R.say(
-    f"At the {threshold_percentile:g}th percentile the detector lets through "
-    + ", ".join(f"{100 * kept_det[k]:.1f}% of {k.replace('_', ' ')}" for k in ood_sources)
-    + ".",
-    id_excluded_above,
-)
+# %% [markdown]
+# At the {glue:md}`ood-autoeval-percentile`th percentile the detector lets through
+# {glue:md}`ood-autoeval-kept-at-threshold`. <span claim="id-excluded-above-nominal">In the 10%-OOD test sets
+# it wrongly removes {test[0].a:.1f}% of the ID images, more than the nominal {test[0].b:g}%: test digits have
+# higher energies than the training digits the threshold was read from, and perturbed ones most (the
+# least-excluded perturbed source loses {pert:.1%}, the most-excluded unperturbed one {plain:.1%}; per source
+# in the table above).</span>
 
 # %% [markdown]
 # ```{glue:figure} ood-autoeval-paper-fig3
@@ -831,50 +757,31 @@ R.table(
     figs.method_columns(shares).style.format("{:.2f}").format_index("{:.1%}", axis=0),
 )
 
-# %% tags=["remove-input"]
-gain = shares["autoeval"] - shares["autoeval_energy_ood"]
+# %%
+gain = shares["autoeval"] - shares["autoeval_energy_ood"]  # what OOD detection saves, per OOD share
 top = max(ood_share_grid)
 from10 = gain[gain.index >= 0.1]
+low_share = min((s for s in ood_share_grid if s > 0), default=np.nan)  # the lowest share above 0
 ood_sw, plain_sw = shares["autoeval_energy_ood"], shares["autoeval"]
-gain_grows = R.claim(
-    "gain-grows-with-share",
-    "The advantage of OOD detection grows with the share of foreign images at every step from 10% on: "
-    + ", ".join(f"{g:.2f} points at {s:.0%}" for s, g in from10.items())
-    + ".",
-    monotone(from10),
+# how much each RMSE rises from the lowest share to the highest
+ood_rise, plain_rise = ood_sw.loc[top] - ood_sw.iloc[0], plain_sw.loc[top] - plain_sw.iloc[0]
+
+# %% tags=["remove-cell"]
+steps = ", ".join(f"{g:.2f} points at {s:.0%}" for s, g in from10.items())
+R.check("gain-grows-with-share", monotone(from10), steps=steps)
+R.check("gain-positive-at-10pct", above(gain.get(0.1, np.nan), 0))
+start = {"low": ood_sw.index[0], "top": top, "o0": ood_sw.iloc[0], "p0": plain_sw.iloc[0]}
+R.check(
+    "ood-aware-rises-less", below(ood_rise, plain_rise) & below(ood_sw.loc[top], plain_sw.loc[top]), **start
 )
 
-# %% tags=["remove-input"]
-gain_positive = R.claim(
-    "gain-positive-at-10pct",
-    "At 10% it is positive ({g:.2f} points): the foreign images it removes cost AutoEval more than the ID "
-    "images it wrongly excludes.",
-    above(gain.get(0.1, np.nan), 0),
-    g=gain.get(0.1, np.nan),
-)
-
-# %% tags=["remove-input"]
-rises_less = R.claim(
-    "ood-aware-rises-less",
-    "The OOD-aware estimate's RMSE also changes with the share, from {o0:.2f} points at {low:.0%} to "
-    "{otop:.2f} at {top:.0%}, but it rises less than AutoEval's without detection, which goes from "
-    "{p0:.2f} to {ptop:.2f}, and stays below it at {top:.0%}.",
-    below(ood_sw.loc[top] - ood_sw.iloc[0], plain_sw.loc[top] - plain_sw.iloc[0])
-    & below(ood_sw.loc[top], plain_sw.loc[top]),
-    low=ood_sw.index[0],
-    top=top,
-    o0=ood_sw.iloc[0],
-    otop=ood_sw.loc[top],
-    p0=plain_sw.iloc[0],
-    ptop=plain_sw.loc[top],
-)
-
-# %% tags=["remove-input"]
-R.say(
-    gain_grows,
-    gain_positive,
-    rises_less,
-)
+# %% [markdown]
+# <span claim="gain-grows-with-share">The advantage of OOD detection grows with the share of foreign images at
+# every step from 10% on: {steps}.</span> <span claim="gain-positive-at-10pct">At 10% it is positive
+# ({test.a:.2f} points): the foreign images it removes cost AutoEval more than the ID images it wrongly
+# excludes.</span> <span claim="ood-aware-rises-less">The OOD-aware estimate's RMSE also changes with the
+# share, from {o0:.2f} points at {low:.0%} to {test[1].a:.2f} at {top:.0%}, but it rises less than AutoEval's
+# without detection, which goes from {p0:.2f} to {test[1].b:.2f}, and stays below it at {top:.0%}.</span>
 
 # %% [markdown]
 # ```{glue:figure} ood-autoeval-paper-fig4
@@ -915,9 +822,9 @@ R.record({"unseen_transforms": unseen_rmse.to_dict(orient="index")})
 fig = figs.fig5_unseen(unseen_rmse, ae.METHOD_LABELS)
 R.figure("ood-autoeval-paper-fig5")
 
-# %% tags=["remove-input"]
-unseen_truth = unseen.groupby("id")["truth"].mean()
-unseen_ex = unseen.groupby("id")["id_excluded"].mean()
+# %%
+unseen_truth = unseen.groupby("id")["truth"].mean()  # true accuracy of each kind of test set
+unseen_ex = unseen.groupby("id")["id_excluded"].mean()  # share of its ID images the detector excludes
 name_a, name_b = unseen_imgs
 u = {
     "a_ood": unseen_rmse.loc[name_a, "autoeval_energy_ood"],
@@ -929,31 +836,31 @@ u = {
 }
 
 # %% tags=["remove-input"]
-unseen_claim = R.claim(
+fig5_quote = (
+    "As shown in the figure, our method always outperforms traditional AutoEval on transformed datasets."
+)
+R.number("ood-autoeval-fig5-cite", R.cite("zhu2023labelfree", "Figure 5", quote=fig5_quote), "{}")
+truths = ", ".join(f"{k}: true accuracy {unseen_truth[k]:.1%}" for k in unseen_imgs) + "."
+R.number("ood-autoeval-unseen-truth", truths, "{}")
+
+# %% tags=["remove-cell"]
+verdict = "errs more" if u["b_ood"] > u["b_plain"] else "gains at most 2 points"
+R.check(
     "unseen-mixed",
-    "On the cutout sets the OOD-aware estimate errs far less than AutoEval without detection ({a_ood:.2f} "
-    "vs {a_plain:.2f} points, more than 10 points less); on the shear + contrast sets it "
-    + ("errs more" if u["b_ood"] > u["b_plain"] else "gains at most 2 points")
-    + " ({b_ood:.2f} vs {b_plain:.2f}). The detector excludes {b_ex:.1%} of the ID images of the shear + "
-    "contrast sets, more than the {a_ex:.1%} of the cutout sets' ID images; every excluded digit counts as "
-    "an error.",
     below(u["a_ood"], u["a_plain"] - 10)
     & at_least(u["b_ood"], u["b_plain"] - 2)
     & above(u["b_ex"], u["a_ex"]),
+    verdict=verdict,
     **u,
 )
 
-# %% tags=["remove-input"]
-fig5_cite = R.cite(
-    "zhu2023labelfree",
-    "Figure 5",
-    quote="As shown in the figure, our method always outperforms traditional AutoEval on transformed datasets.",
-)
-R.say(
-    ", ".join(f"{k}: true accuracy {unseen_truth[k]:.1%}" for k in unseen_imgs) + ".",
-    f"The paper: {fig5_cite}. With these digits:",
-    unseen_claim,
-)
+# %% [markdown]
+# {glue:md}`ood-autoeval-unseen-truth` The paper: {glue:md}`ood-autoeval-fig5-cite`. With these digits:
+# <span claim="unseen-mixed">On the cutout sets the OOD-aware estimate errs far less than AutoEval without
+# detection ({test[0].a:.2f} vs {a_plain:.2f} points, more than 10 points less); on the shear + contrast sets it
+# {verdict} ({test[1].a:.2f} vs {b_plain:.2f}). The detector excludes {test[2].a:.1%} of the ID images of the
+# shear + contrast sets, more than the {test[2].b:.1%} of the cutout sets' ID images; every excluded digit
+# counts as an error.</span>
 
 # %% [markdown]
 # ```{glue:figure} ood-autoeval-paper-fig5
@@ -985,68 +892,72 @@ R.table(
     figs.rmse_table(table2),
 )
 
-# %% tags=["remove-input"]
+# %%
 acc2 = {s: float((outs2[s].logits.argmax(1) == id_labels[s]).mean()) for s in id_sources}
-r2, b2 = table2.loc["all sets"], by2.loc[clean_key]
-no_help = R.claim(
+r2, b2 = table2.loc["all sets"], by2.loc[clean_key]  # the RMSE over all sets and on the clean source
+clean_gain = b2["autoeval"] - b2["autoeval_energy_ood"]  # what detection saves on the clean source
+# per perturbed ID source: the RMSE detection adds, and the share of ID images it excludes
+harm = {s: by2.loc[s, "autoeval_energy_ood"] - by2.loc[s, "autoeval"] for s in shifted}
+excluded2 = {s: by2.loc[s, "excluded_share"] for s in shifted}
+ex_lo, ex_hi = min(excluded2.values(), default=np.nan), max(excluded2.values(), default=np.nan)
+
+# %% tags=["remove-input"]
+R.number("ood-autoeval-second-arch", second_arch, "{}")
+R.number("ood-autoeval-acc2", ", ".join(f"{s} {a:.1%}" for s, a in acc2.items()), "{}")
+
+# %% tags=["remove-cell"]
+R.check(
     "table2-energy-ood-does-not-help",
-    "Over all sets, which unlike the paper's Table 2 include perturbed ID sources, OOD "
-    "detection does not help this backbone: AutoEval's RMSE goes from {plain:.2f} points without "
-    "detection to {ood:.2f} with it. The detector and its threshold are those of Table 1, so the same ID "
-    "images are excluded; the difference lies in the second backbone's AutoEval, which without detection "
-    "errs less than the CNN's ({cnn:.2f} points), so the excluded ID images cost more than detection saves.",
     at_least(r2["autoeval_energy_ood"], r2["autoeval"]) & below(r2["autoeval"], rmse_10["autoeval"]),
-    plain=r2["autoeval"],
-    ood=r2["autoeval_energy_ood"],
-    cnn=rmse_10["autoeval"],
 )
 
-# %% tags=["remove-input"]
-R.say(
-    f"{second_arch}: accuracy on the ID sources " + ", ".join(f"{s} {a:.1%}" for s, a in acc2.items()) + ".",
-    no_help,
-)
+# %% [markdown]
+# {glue:md}`ood-autoeval-second-arch`: accuracy on the ID sources {glue:md}`ood-autoeval-acc2`.
+# <span claim="table2-energy-ood-does-not-help">Over all sets, which unlike the paper's Table 2 include
+# perturbed ID sources, OOD detection does not help this backbone: AutoEval's RMSE goes from {test[0].b:.2f}
+# points without detection to {test[0].a:.2f} with it. The detector and its threshold are those of Table 1, so
+# the same ID images are excluded; the difference lies in the second backbone's AutoEval, which without
+# detection errs less than the CNN's ({test[1].b:.2f} points), so the excluded ID images cost more than
+# detection saves.</span>
 
-# %% tags=["remove-input"]
+# %%
 # Zhu et al.'s Table 2 (VGG-16) as printed: AutoEval, then theirs, on CIFAR-10.1/ImageNet and ImageNet/SVHN
 t2_plain = ["6.11", "4.69"]
 t2_ours = ["4.38", "3.47"]
-t2_cite = R.cite("zhu2023labelfree", "Table 2", numbers=t2_plain + t2_ours)
-gains = [float(p) - float(o) for p, o in zip(t2_plain, t2_ours, strict=True)]
+gains = [float(p) - float(o) for p, o in zip(t2_plain, t2_ours, strict=True)]  # what the paper's method saves
 
 # %% tags=["remove-input"]
-clean_gain = b2["autoeval"] - b2["autoeval_energy_ood"]
-within = (
-    f"On the clean ID source, the row comparable to the paper's, this backbone's AutoEval errs by "
-    f"{b2['autoeval']:.2f} points without detection and by {b2['autoeval_energy_ood']:.2f} with it, a gain of "
-    f"{clean_gain:+.2f} points, where the paper's VGG-16 gains {min(gains):.2f} and {max(gains):.2f}. One row of one "
-    "backbone trained once is not enough to compare gains of this size: it is the RMSE over this source's few "
-    "test sets, and retraining the backbone moves it."
-)
+t2 = {"plain": b2["autoeval"], "ood": b2["autoeval_energy_ood"], "lo": min(gains), "hi": max(gains)}
+texts = {f"t2-{key}": f"{value:.2f}" for key, value in t2.items()} | {"t2-gain": f"{clean_gain:+.2f}"}
+texts["t2-cite"] = R.cite("zhu2023labelfree", "Table 2", numbers=t2_plain + t2_ours)
+for key, text in texts.items():
+    R.number(f"ood-autoeval-{key}", text, "{}")
 
-# %% tags=["remove-input"]
-paper_t2 = f"The paper's VGG-16 ({t2_cite}) errs by {t2_ours[0]} and {t2_ours[1]} points with its method"
-R.say(paper_t2 + f" against AutoEval's {t2_plain[0]} and {t2_plain[1]}.", within)
+# %% [markdown]
+# The paper's VGG-16 ({glue:md}`ood-autoeval-t2-cite`) errs by 4.38 and 3.47 points with its method against
+# AutoEval's 6.11 and 4.69. On the clean ID source, the row comparable to the paper's, this backbone's
+# AutoEval errs by {glue:md}`ood-autoeval-t2-plain` points without detection and by
+# {glue:md}`ood-autoeval-t2-ood` with it, a gain of {glue:md}`ood-autoeval-t2-gain` points, where the paper's
+# VGG-16 gains {glue:md}`ood-autoeval-t2-lo` and {glue:md}`ood-autoeval-t2-hi`. One row of one
+# backbone trained once is not enough to compare gains of this size: it is the RMSE over this source's few
+# test sets, and retraining the backbone moves it.
 
-# %% tags=["remove-input"]
-harm = {s: by2.loc[s, "autoeval_energy_ood"] - by2.loc[s, "autoeval"] for s in shifted}
-excluded = {s: by2.loc[s, "excluded_share"] for s in shifted}
-harm_claim = R.claim(
+# %% tags=["remove-cell"]
+gaps = ", ".join(f"{s} {h:+.2f}" for s, h in harm.items())
+harm_words = {"gaps": gaps, "ex_lo": ex_lo, "ex_hi": ex_hi, "c_ex": b2["excluded_share"]}
+R.check(
     "table2-harm-lies-in-the-perturbed-sources",
-    "The harm over all sets comes from the other ID sources, most from the perturbed ones: on each of "
-    "these detection adds more than 5 points of RMSE ({gaps}) and excludes {ex_lo:.1%} to {ex_hi:.1%} "
-    "of the ID images, against {c_ex:.1%} of the clean source's (per-source RMSE in `table2_by_source`).",
     at_least(len(shifted), 1)
     & every(above(h, 5.0) for h in harm.values())
-    & every(above(e, b2["excluded_share"]) for e in excluded.values()),
-    gaps=", ".join(f"{s} {h:+.2f}" for s, h in harm.items()),
-    ex_lo=min(excluded.values(), default=np.nan),
-    ex_hi=max(excluded.values(), default=np.nan),
-    c_ex=b2["excluded_share"],
+    & every(above(e, b2["excluded_share"]) for e in excluded2.values()),
+    **harm_words,
 )
 
-# %% tags=["remove-input"]
-R.say(harm_claim)
+# %% [markdown]
+# <span claim="table2-harm-lies-in-the-perturbed-sources">The harm over all sets comes from the other ID
+# sources, most from the perturbed ones: on each of these detection adds more than 5 points of RMSE ({gaps})
+# and excludes {ex_lo:.1%} to {ex_hi:.1%} of the ID images, against {c_ex:.1%} of the clean source's
+# (per-source RMSE in `table2_by_source`).</span>
 
 # %% [markdown]
 # ```{glue:figure} ood-autoeval-paper-table2
@@ -1087,28 +998,21 @@ R.say(harm_claim)
 # source, and think about what the auxiliary outliers contain.
 # ````
 
-# %% tags=["remove-input"]
-hardest = min(detector_auroc, key=detector_auroc.get)
-textures_hardest = R.claim(
-    "textures-hardest",
-    "In this run textures are the hardest source (AUROC {t:.3f}, {test} of the three; {k:.1f}% kept at "
-    "the threshold).",
-    ranks_first(detector_auroc, "textures", highest=False),
-    t=detector_auroc.get("textures", np.nan),
-    k=100 * kept_det.get("textures", np.nan),
-)
+# %% tags=["remove-cell"]
+textures = {"t": detector_auroc.get("textures", np.nan), "k": 100 * kept_det.get("textures", np.nan)}
+R.check("textures-hardest", ranks_first(detector_auroc, "textures", highest=False), **textures)
 
-# %% tags=["remove-input"]
-R.solution(
-    "ood-autoeval-ex-letters",
-    textures_hardest,
-    "Energy is low where the logits are large. Outlier exposure raises the energy of images like the "
-    "auxiliary outliers, and of whatever the network generalises that to: pen strokes teach it that strokes "
-    "which are not digits are foreign, which carries over to letters; tiles of pictures carry over to "
-    "photograph patches. Periodic textures are unlike anything in the auxiliary set, so the fine-tuning has "
-    "least to say about them — the detector's AUROC is an empirical question per source, not a property of "
-    "the source alone.",
-)
+# %% [markdown]
+# ````{solution} ood-autoeval-ex-letters
+# :class: dropdown
+# <span claim="textures-hardest">In this run textures are the hardest source (AUROC {t:.3f}, {test} of the
+# three; {k:.1f}% kept at the threshold).</span> Energy is low where the logits are large. Outlier exposure
+# raises the energy of images like the auxiliary outliers, and of whatever the network generalises that to: pen
+# strokes teach it that strokes which are not digits are foreign, which carries over to letters; tiles of
+# pictures carry over to photograph patches. Periodic textures are unlike anything in the auxiliary set, so the
+# fine-tuning has least to say about them — the detector's AUROC is an empirical question per source, not a
+# property of the source alone.
+# ````
 
 # %% [markdown]
 # ````{exercise}
@@ -1117,31 +1021,24 @@ R.solution(
 # itself. How do the detection table and the RMSE of `autoeval_energy_ood` at 10% and at 40% OOD change?
 # ````
 #
-# %% tags=["remove-input"]
-keeps_fewer = R.claim(
-    "exposure-keeps-fewer",
-    "In this run the classifier's own energies keep "
-    + ", ".join(f"{100 * kept_cls[s]:.1f}%" for s in ood_sources)
-    + " of the "
-    + ", ".join(s.replace("_", " ") for s in ood_sources)
-    + " images, the detector's "
-    + ", ".join(f"{100 * kept_det[s]:.1f}%" for s in ood_sources)
-    + ": fewer for every source.",
-    every(below(kept_det[s], kept_cls[s]) for s in ood_sources),
-)
+# %% tags=["remove-cell"]
+kept_words = {"sources": ", ".join(s.replace("_", " ") for s in ood_sources)}
+for key, kept in (("classifier", kept_cls), ("detector", kept_det)):
+    kept_words[key] = ", ".join(f"{100 * kept[s]:.1f}%" for s in ood_sources)
+R.check("exposure-keeps-fewer", every(below(kept_det[s], kept_cls[s]) for s in ood_sources), **kept_words)
 
-# %% tags=["remove-input"]
-R.solution(
-    "ood-autoeval-ex-exposure",
-    "The classifier rows of the detection table already show what the classifier's own energies do. A "
-    "classifier trained only on digits has no reason to give foreign images high energy, so the threshold at "
-    "the tail of the training energies lets many of them through, and the OOD-aware estimate moves towards "
-    "AutoEval without detection — expect it most at 40% OOD, where there are most foreign images to miss. "
-    "In a run without outlier exposure the detector is the classifier, so the detection table's two rows "
-    "coincide and the two claims comparing them fail (`notebooks/predictions.yaml` records this, and a test "
-    "runs it). In this run, with outlier exposure:",
-    keeps_fewer,
-)
+# %% [markdown]
+# ````{solution} ood-autoeval-ex-exposure
+# :class: dropdown
+# The classifier rows of the detection table already show what the classifier's own energies do. A classifier
+# trained only on digits has no reason to give foreign images high energy, so the threshold at the tail of the
+# training energies lets many of them through, and the OOD-aware estimate moves towards AutoEval without
+# detection — expect it most at 40% OOD, where there are most foreign images to miss. In a run without outlier
+# exposure the detector is the classifier, so the detection table's two rows coincide and the two claims
+# comparing them fail (`notebooks/predictions.yaml` records this, and a test runs it). In this run, with
+# outlier exposure: <span claim="exposure-keeps-fewer">In this run the classifier's own energies keep
+# {classifier} of the {sources} images, the detector's {detector}: fewer for every source.</span>
+# ````
 
 # %% [markdown]
 # ````{exercise}
@@ -1150,41 +1047,23 @@ R.solution(
 # error sources of Figure 3.
 # ````
 #
-# %% tags=["remove-input"]
-at95 = sweep.set_index("percentile")["id_excluded"].get(95, np.nan)
-low_share = min((s for s in ood_share_grid if s > 0), default=np.nan)
-low_share_smaller = R.claim(
-    "low-share-gain-smaller",
-    "in this run's share sweep the advantage of OOD detection at {low:.1%} OOD is {g:.2f} points, {test} "
-    "the {g10:.2f} at 10%,",
-    below(gain.get(low_share, np.nan), gain.get(0.1, np.nan)),
-    low=low_share,
-    g=gain.get(low_share, np.nan),
-    g10=gain.get(0.1, np.nan),
-)
+# %% tags=["remove-cell"]
+R.check("low-share-gain-smaller", below(gain.get(low_share, np.nan), gain.get(0.1, np.nan)), low=low_share)
+R.check("threshold-95-excludes", above(at95, 0.05))
 
-# %% tags=["remove-input"]
-threshold_95 = R.claim(
-    "threshold-95-excludes",
-    "In this run's sweep (Figure 3) the 95th percentile excludes {x:.1%} of the ID images, {test} the "
-    "nominal 5%.",
-    above(at95, 0.05),
-    x=at95,
-)
-
-# %% tags=["remove-input"]
-R.solution(
-    "ood-autoeval-ex-threshold",
-    "At the 95th percentile 5% of the training digits lie above the threshold, and test digits have higher "
-    "energies than training digits, so more than 5% of the ID images are excluded, and each counts as an "
-    "error: the estimate is pushed down by the excluded share times the accuracy, and the first error source "
-    "dominates.",
-    threshold_95,
-    "With 2% OOD there are few foreign images to remove, while the ID images the detector wrongly removes "
-    "cost as much as before:",
-    low_share_smaller,
-    "the paper's observation that the method degrades below 5% OOD.",
-)
+# %% [markdown]
+# ````{solution} ood-autoeval-ex-threshold
+# :class: dropdown
+# At the 95th percentile 5% of the training digits lie above the threshold, and test digits have higher
+# energies than training digits, so more than 5% of the ID images are excluded, and each counts as an error:
+# the estimate is pushed down by the excluded share times the accuracy, and the first error source dominates.
+# <span claim="threshold-95-excludes">In this run's sweep (Figure 3) the 95th percentile excludes
+# {test.a:.1%} of the ID images, {test} the nominal 5%.</span> With 2% OOD there are few foreign images to
+# remove, while the ID images the detector wrongly removes cost as much as before:
+# <span claim="low-share-gain-smaller">in this run's share sweep the advantage of OOD detection at {low:.1%}
+# OOD is {test.a:.2f} points, {test} the {test.b:.2f} at 10%,</span> the paper's observation that the method
+# degrades below 5% OOD.
+# ````
 
 # %% tags=["remove-cell"]
 print(f"{len(R.claims)} claims, {sum(c.holds for c in R.claims)} hold")

@@ -114,30 +114,19 @@ R.figure("replication-world-fig1", viz.replication_world.fig1_example_grid(w))
 # *sampled* by the three strategies, using the frequencies of the replication's own annotation round
 # ({numref}`fig-replication-world-fig2`).
 
-# %% tags=["remove-input"]
-d = world_summary.difficulty_summary(w)
+# %%
+d = world_summary.difficulty_summary(w)  # the mean difficulty of each pool and set
 R.record({"difficulty": d})
-replication_pool_harder = R.claim(
-    "replication-pool-harder",
-    "The replication pool is harder than the original candidates: mean difficulty {pool:.3f} "
-    "against {orig:.3f}, more than 0.05 apart.",
-    above(d["pool"], d["original candidates"], by=0.05),
-    pool=d["pool"],
-    orig=d["original candidates"],
-)
 
-# %% tags=["remove-input"]
-majority_filter_removes_hard = R.claim(
-    "majority-filter-removes-hard",
-    "The majority filter leaves v1 easier than the candidates it was drawn from (mean difficulty "
-    "{v1:.3f} against {orig:.3f}).",
-    below(d["v1"], d["original candidates"]),
-    v1=d["v1"],
-    orig=d["original candidates"],
-)
+# %% tags=["remove-cell"]
+R.check("replication-pool-harder", above(d["pool"], d["original candidates"], by=0.05))
+R.check("majority-filter-removes-hard", below(d["v1"], d["original candidates"]))
 
-# %% tags=["remove-input"]
-R.say(replication_pool_harder, majority_filter_removes_hard)
+# %% [markdown]
+# <span claim="replication-pool-harder">The replication pool is harder than the original candidates: mean
+# difficulty {test.a:.3f} against {test.b:.3f}, more than 0.05 apart.</span>
+# <span claim="majority-filter-removes-hard">The majority filter leaves v1 easier than the candidates it was
+# drawn from (mean difficulty {test.a:.3f} against {test.b:.3f}).</span>
 
 # %%
 R.figure("replication-world-fig2", viz.replication_world.fig2_difficulty(w))
@@ -165,35 +154,28 @@ freq = world_summary.frequency_summary(w)
 R.record({"selection_frequency": freq})
 R.figure("replication-world-fig3", viz.replication_world.fig3_frequencies(w))
 R.table("replication-world-frequencies", world_summary.frequency_table(freq))
+# the mean observed and true frequencies of v1 and of each replicated set
+v1, mf = freq["v1"], freq["matchedfrequency"]
+t07, top = freq["threshold0.7"], freq["topimages"]
 
-# %% tags=["remove-input"]
-mf, v1 = freq["matchedfrequency"], freq["v1"]
-matched_observed_close_true_lower = R.claim(
+# %% tags=["remove-cell"]
+R.check(
     "matched-observed-close-true-lower",
-    "MatchedFrequency reproduces v1's observed frequencies closely (mean {mf_obs:.3f} against "
-    "{v1_obs:.3f}, within 0.02), yet its true frequencies are lower (mean {mf_true:.3f} against "
-    "{v1_true:.3f}, by more than 0.02) — the bias Engstrom et al. identified, visible here because the "
-    "world knows the true frequencies.",
     about(mf["observed"], v1["observed"], tol=0.02) & below(mf["true"], v1["true"], by=0.02),
-    mf_obs=mf["observed"],
-    v1_obs=v1["observed"],
-    mf_true=mf["true"],
-    v1_true=v1["true"],
 )
-
-# %% tags=["remove-input"]
-threshold_top_observed_higher = R.claim(
+R.check(
     "threshold-top-observed-higher",
-    "Threshold0.7 and TopImages select on high observed frequencies and end with higher observed "
-    "means than v1 ({t:.3f} and {top:.3f}), as in Recht et al.'s Table 2.",
-    above(freq["threshold0.7"]["observed"], v1["observed"])
-    & above(freq["topimages"]["observed"], v1["observed"]),
-    t=freq["threshold0.7"]["observed"],
-    top=freq["topimages"]["observed"],
+    above(t07["observed"], v1["observed"]) & above(top["observed"], v1["observed"]),
 )
 
-# %% tags=["remove-input"]
-R.say(matched_observed_close_true_lower, threshold_top_observed_higher)
+# %% [markdown]
+# <span claim="matched-observed-close-true-lower">MatchedFrequency reproduces v1's observed frequencies
+# closely (mean {test[0].a:.3f} against {test[0].b:.3f}, within 0.02), yet its true frequencies are lower
+# (mean {test[1].a:.3f} against {test[1].b:.3f}, by more than 0.02) — the bias Engstrom et al. identified,
+# visible here because the world knows the true frequencies.</span>
+# <span claim="threshold-top-observed-higher">Threshold0.7 and TopImages select on high observed frequencies
+# and end with higher observed means than v1 ({test[0].a:.3f} and {test[1].a:.3f}), as in Recht et al.'s
+# Table 2.</span>
 
 # %% [markdown]
 # ```{glue:figure} replication-world-fig3
@@ -241,65 +223,58 @@ R.table("replication-world-zoo", replication.change_table(acc, worlds.STRATEGIES
 # small convolutional networks of varying width, depth, training length, seed and loss (cross-entropy,
 # label smoothing, focal), and timm architectures trained from scratch.
 
-# %% tags=["remove-input"]
-c = {s: 100 * v["mean_change"] for s, v in changes.items()}
-table2_ordering = R.claim(
-    "table2-ordering",
-    "The mean change is most negative on MatchedFrequency ({mf:+.1f} points), then Threshold0.7 "
-    "({t:+.1f}), then TopImages ({top:+.1f}) — the ordering of Recht et al.'s Table 2 (−11.8, −3.2, "
-    "+2.1 points on ImageNet top-1).",
-    monotone([c["matchedfrequency"], c["threshold0.7"], c["topimages"]]),
-    mf=c["matchedfrequency"],
-    t=c["threshold0.7"],
-    top=c["topimages"],
-)
+# %%
+c = {s: 100 * v["mean_change"] for s, v in changes.items()}  # mean change per strategy, in points
+mf_change, t_change, top_change = c["matchedfrequency"], c["threshold0.7"], c["topimages"]
+R.number("replication-world-zoo-n-models", len(acc), "{:d}")
+R.number("replication-world-zoo-v1-min", acc["v1"].min(), "{:.1%}")
+R.number("replication-world-zoo-v1-max", acc["v1"].max(), "{:.1%}")
 
-# %% tags=["remove-input"]
-matched_drops_most_models = R.claim(
-    "matched-drops-most-models",
-    "{share:.0%} of the models lose accuracy on MatchedFrequency, as every model of Recht et al.'s "
-    "ImageNet testbed did.",
-    at_least(changes["matchedfrequency"]["fraction_dropping"], 0.9),
-    share=changes["matchedfrequency"]["fraction_dropping"],
+# %% tags=["remove-cell"]
+R.check(
+    "table2-ordering", monotone([mf_change, t_change, top_change]), mf=mf_change, t=t_change, top=top_change
 )
+R.check("matched-drops-most-models", at_least(changes["matchedfrequency"]["fraction_dropping"], 0.9))
 
-# %% tags=["remove-input"]
-R.say(
-    f"The zoo has {len(acc)} models, with v1 accuracies from {acc['v1'].min():.1%} to {acc['v1'].max():.1%}.",
-    table2_ordering,
-    matched_drops_most_models,
-)
+# %% [markdown]
+# The zoo has {glue:md}`replication-world-zoo-n-models` models, with v1 accuracies from
+# {glue:md}`replication-world-zoo-v1-min` to {glue:md}`replication-world-zoo-v1-max`.
+# <span claim="table2-ordering">The mean change is most negative on MatchedFrequency ({mf:+.1f} points),
+# then Threshold0.7 ({t:+.1f}), then TopImages ({top:+.1f}) — the ordering of Recht et al.'s Table 2
+# (−11.8, −3.2, +2.1 points on ImageNet top-1).</span>
+# <span claim="matched-drops-most-models">{test.a:.0%} of the models lose accuracy on MatchedFrequency, as
+# every model of Recht et al.'s ImageNet testbed did.</span>
 
 # %%
 R.figure("replication-world-fig4", viz.replication_world.fig4_accuracy_change(acc, worlds.STRATEGIES))
 paper_t2 = published.reported()["recht2019"]["table2"]
 R.table("replication-world-table2", replication.table2(changes, freq, paper_t2))
 
-# %% tags=["remove-input"]
-observed = [freq[s]["observed"] for s in worlds.STRATEGIES]
-printed = [paper_t2[s]["selection_frequency"] for s in worlds.STRATEGIES]
-t2_cite = R.cite("recht2019imagenet", "Table 2", numbers=["0.73", "0.85", "0.93"])
-frequency_column = R.claim(
-    "table2-frequencies-below-paper",
-    "The sets' mean observed frequencies, " + ", ".join(f"{o:.3f}" for o in observed) + ", rise in the order "
-    f"of Recht et al.'s average MTurk selection frequencies, 0.73, 0.85 and 0.93 ({t2_cite}), and lie "
-    "{lo:.3f} to {hi:.3f} below them.",
-    monotone(observed) & every(below(o, p) for o, p in zip(observed, printed, strict=True)),
-    lo=min(p - o for o, p in zip(observed, printed, strict=True)),
-    hi=max(p - o for o, p in zip(observed, printed, strict=True)),
-)
+# %%
+observed = [freq[s]["observed"] for s in worlds.STRATEGIES]  # mean observed frequency per set
+printed = [paper_t2[s]["selection_frequency"] for s in worlds.STRATEGIES]  # Recht et al.'s Table 2
+short_of_paper = [p - o for o, p in zip(observed, printed, strict=True)]
+observed_gap = v1["observed"] - mf["observed"]  # v1's mean observed frequency above MatchedFrequency's
 
-# %% tags=["remove-input"]
-val_cite = R.cite("recht2019imagenet", "§4", numbers=["0.71"])
-below_v1 = R.claim(
-    "matched-below-v1-unlike-paper",
-    f"Recht et al.'s original validation set has an average of 0.71 ({val_cite}), below all three of their "
-    "new sets (MatchedFrequency by 0.02); here v1's mean is {test.b:.3f}, and MatchedFrequency's {test.a:.3f} "
-    "lies {test} it, by {d:.3f}.",
-    below(freq["matchedfrequency"]["observed"], freq["v1"]["observed"]),
-    d=freq["v1"]["observed"] - freq["matchedfrequency"]["observed"],
+# %% tags=["remove-cell"]
+R.check(
+    "table2-frequencies-below-paper",
+    monotone(observed) & every(below(o, p) for o, p in zip(observed, printed, strict=True)),
+    observed=", ".join(f"{o:.3f}" for o in observed),
+    cite=R.cite("recht2019imagenet", "Table 2", numbers=["0.73", "0.85", "0.93"]),
+    lo=min(short_of_paper),
+    hi=max(short_of_paper),
 )
-R.say(frequency_column, below_v1)
+val_cite = R.cite("recht2019imagenet", "§4", numbers=["0.71"])
+R.check("matched-below-v1-unlike-paper", below(mf["observed"], v1["observed"]), cite=val_cite, d=observed_gap)
+
+# %% [markdown]
+# <span claim="table2-frequencies-below-paper">The sets' mean observed frequencies, {observed}, rise in the
+# order of Recht et al.'s average MTurk selection frequencies, 0.73, 0.85 and 0.93 ({cite}), and lie
+# {lo:.3f} to {hi:.3f} below them.</span>
+# <span claim="matched-below-v1-unlike-paper">Recht et al.'s original validation set has an average of 0.71
+# ({cite}), below all three of their new sets (MatchedFrequency by 0.02); here v1's mean is {test.b:.3f},
+# and MatchedFrequency's {test.a:.3f} lies {test} it, by {d:.3f}.</span>
 
 # %% [markdown]
 # ```{glue:figure} replication-world-fig4
@@ -340,44 +315,44 @@ mean_bin = {k: 100 * by_bin[k].mean() for k in ("v1", "new")}  # mean over model
 gap_bin = (mean_bin["v1"] - mean_bin["new"]).dropna()
 mid, overall = "[0.4, 0.6)", {k: 100 * acc[c].mean() for k, c in (("v1", "v1"), ("new", "matchedfrequency"))}
 
-# %% tags=["remove-input"]
-fig15_cite = R.cite("recht2019imagenet", "Figure 15", numbers=["20", "30"])
-fig15 = R.claim(
+# %%
+new_mid = mean_bin["new"][mid]  # MatchedFrequency's accuracy in the middle bin, points
+d16 = overall["v1"] - mean_bin["v1"][mid]  # how far v1's middle bin lies below v1 as a whole, points
+middle = gap_bin.iloc[1:-1]  # the gaps of the bins between the lowest and the top one
+n_new = dict(zip(by_bin["new"].columns, by_bin["n_new"], strict=True))  # MatchedFrequency images per bin
+
+# %% tags=["remove-cell"]
+R.check(
     "fig15-middle-bin-below",
-    "On MatchedFrequency the models average {test[0].a:.1f}% in the [0.4, 0.6) bin against {test[0].b:.1f}% on "
-    "the whole set and {test[1].b:.1f}% on v1: {test[2].a:.1f} and {test[3].a:.1f} points lower. Recht et al. "
-    f"read about 20 and 30 ({fig15_cite}): the same direction, {{test[2]:smaller}} here.",
-    below(mean_bin["new"][mid], overall["new"])
-    & below(mean_bin["new"][mid], overall["v1"])
-    & below(overall["new"] - mean_bin["new"][mid], 20)
-    & below(overall["v1"] - mean_bin["new"][mid], 30),
+    below(new_mid, overall["new"])
+    & below(new_mid, overall["v1"])
+    & below(overall["new"] - new_mid, 20)
+    & below(overall["v1"] - new_mid, 30),
+    cite=R.cite("recht2019imagenet", "Figure 15", numbers=["20", "30"]),
 )
-
-# %% tags=["remove-input"]
 fig16_cite = R.cite("recht2019imagenet", "Figure 16", numbers=["10", "15"])
-d16 = overall["v1"] - mean_bin["v1"][mid]
-fig16 = R.claim(
-    "fig16-v1-middle-bin",
-    "On v1 the same bin is {test[0].a:.1f} points below the whole set, at the low end of Recht et al.'s about 10 "
-    f"to 15 ({fig16_cite}), and {{test[1]:smaller than}} MatchedFrequency's {{test[1].b:.1f}}-point drop against "
-    "v1, as in the paper.",
-    above(d16, 0) & below(d16, overall["v1"] - mean_bin["new"][mid]),
+R.check("fig16-v1-middle-bin", above(d16, 0) & below(d16, overall["v1"] - new_mid), cite=fig16_cite)
+
+# %% tags=["remove-cell"]
+R.check(
+    "fig17-gap-largest-in-middle-bins",
+    above(middle.min(), gap_bin.iloc[-1]),
+    gaps=", ".join(f"{g:.1f} ({n_new[k]} MatchedFrequency images)" for k, g in gap_bin.items()),
+    cite=R.cite("recht2019imagenet", "Figure 17", numbers=["20", "5", "10"]),
 )
 
-# %% tags=["remove-input"]
-fig17_cite = R.cite("recht2019imagenet", "Figure 17", numbers=["20", "5", "10"])
-middle = gap_bin.iloc[1:-1]
-n_new = dict(zip(by_bin["new"].columns, by_bin["n_new"], strict=True))
-fig17 = R.claim(
-    "fig17-gap-largest-in-middle-bins",
-    "Per bin, v1 beats MatchedFrequency by "
-    + ", ".join(f"{g:.1f} ({n_new[k]} MatchedFrequency images)" for k, g in gap_bin.items())
-    + " points: largest in the middle bins (the smallest of them {test.a:.1f}) and smallest "
-    "in the top bin ({test.b:.1f}; the lowest bin holds too few images to say), the pattern Recht et al. found "
-    f"({fig17_cite}); their gaps are larger, about 20 in the middle and 5 to 10 at the ends.",
-    above(middle.min(), gap_bin.iloc[-1]),
-)
-R.say(fig15, fig16, fig17)
+# %% [markdown]
+# <span claim="fig15-middle-bin-below">On MatchedFrequency the models average {test[0].a:.1f}% in the
+# [0.4, 0.6) bin against {test[0].b:.1f}% on the whole set and {test[1].b:.1f}% on v1: {test[2].a:.1f} and
+# {test[3].a:.1f} points lower. Recht et al. read about 20 and 30 ({cite}): the same direction,
+# {test[2]:smaller} here.</span>
+# <span claim="fig16-v1-middle-bin">On v1 the same bin is {test[0].a:.1f} points below the whole set, at the
+# low end of Recht et al.'s about 10 to 15 ({cite}), and {test[1]:smaller than} MatchedFrequency's
+# {test[1].b:.1f}-point drop against v1, as in the paper.</span>
+# <span claim="fig17-gap-largest-in-middle-bins">Per bin, v1 beats MatchedFrequency by {gaps} points: largest
+# in the middle bins (the smallest of them {test.a:.1f}) and smallest in the top bin ({test.b:.1f}; the
+# lowest bin holds too few images to say), the pattern Recht et al. found ({cite}); their gaps are larger,
+# about 20 in the middle and 5 to 10 at the ends.</span>
 
 # %% [markdown]
 # ```{glue:figure} replication-world-fig15-17
@@ -408,72 +383,79 @@ fig = viz.replication_world.fig5_ablation(
     changes, ablation_changes, f"{cfg.annotators} annotators (as built)", ablation_label
 )
 R.figure("replication-world-fig5", fig)
+# the MatchedFrequency images that came from a higher or a lower bin than their target (quoted in the text)
+R.number("replication-world-ablation-higher", ablation.matched_substituted["higher"], "{}")
+R.number("replication-world-ablation-lower", ablation.matched_substituted["lower"], "{}")
 # what remains without noise: the five-bin histogram, or the different base digits of v1 and the pool?
 by_bins = replication.matched_change_by_bins(z, w, ablation, acc, [5, 20], draws=10, seed=0)
 R.record({"ablation_matched_change_by_bins": by_bins})
 f, v = ({k: x if k == "substituted" else 100 * x for k, x in by_bins[n].items()} for n in (20, 5))  # points
 
-# %% tags=["remove-input"]
-a = {s: 100 * v["mean_change"] for s, v in ablation_changes.items()}
-removed = 1 - a["matchedfrequency"] / c["matchedfrequency"]
-removes_most = R.claim(
+# %%
+a = {s: 100 * v["mean_change"] for s, v in ablation_changes.items()}  # mean change per strategy, points
+removed = 1 - a["matchedfrequency"] / c["matchedfrequency"]  # the share of the drop the ablation removes
+R.record(
+    {
+        "ablation": {
+            "annotators": ablation_annotators,
+            "matched_substituted": ablation.matched_substituted,
+            "drop_noisy": -changes["matchedfrequency"]["mean_change"],
+            "drop_noise_free": -ablation_changes["matchedfrequency"]["mean_change"],
+            "selection_frequency": ablation_freq,
+            "accuracy_change": {s: v["mean_change"] for s, v in ablation_changes.items()},
+        },
+    }
+)
+
+# %% tags=["remove-cell"]
+R.check(
     "ablation-removes-most",
-    "With {label}, MatchedFrequency's mean change is {abl:+.1f} points instead of {built:+.1f}: "
-    "{removed:.0%}, at least half of the drop, came from the noise in the observed frequencies.",
     below(c["matchedfrequency"], 0) & at_least(removed, 0.5),
     label=ablation_label,
     abl=a["matchedfrequency"],
-    built=c["matchedfrequency"],
-    removed=removed,
 )
-
-# %% tags=["remove-input"]
-true_closer = R.claim(
+R.check(
     "ablation-true-frequency-closer",
-    "Its mean true selection frequency moves from {built:.3f} to {abl:.3f}, closer to v1's {v1:.3f}.",
     below(abs(ablation_freq["matchedfrequency"]["true"] - v1["true"]), abs(mf["true"] - v1["true"])),
     built=mf["true"],
     abl=ablation_freq["matchedfrequency"]["true"],
     v1=v1["true"],
 )
 
-# %% tags=["remove-input"]
-ablation_threshold_top_gain_more = R.claim(
+# %% tags=["remove-cell"]
+R.check(
     "ablation-threshold-top-gain-more",
-    "Threshold0.7 and TopImages, freed from the noise, gain more than as built ({t:+.1f} and "
-    "{top:+.1f} points against {t0:+.1f} and {top0:+.1f}).",
     above(a["threshold0.7"], c["threshold0.7"]) & above(a["topimages"], c["topimages"]),
-    t=a["threshold0.7"],
-    top=a["topimages"],
-    t0=c["threshold0.7"],
-    top0=c["topimages"],
 )
-
-# %% tags=["remove-input"]
-histogram_causes_rest = R.claim(
+R.check(
     "ablation-rest-from-histogram",
-    "What remains has two candidate causes: the coarse five-bin histogram (within a bin the harder pool "
-    "can still contribute lower frequencies than v1) and the base digits (v1 and the pool render disjoint "
-    "groups of them). Matching the same frequencies in 20 bins of equal width instead of 5, ten draws each, "
-    "gives a mean change of {f[change]:+.2f} ± {f[se]:.2f} points (standard error over the draws; "
-    "{f[substituted]:.0f} images per draw taken from another bin) against {v[change]:+.2f} ± {v[se]:.2f} with "
-    "five (the single draw above: {one:+.1f}): the finer histogram turns the drop into a small gain, so no "
-    "residual drop from the base digits is seen, though a gain of this size could mask a small one.",
     above(f["change"] - v["change"], 2 * float(np.hypot(f["se"], v["se"]))) & at_least(f["change"], 0),
-    f=f,
-    v=v,
+    f_se=f["se"],
+    f_substituted=f["substituted"],
+    v_change=v["change"],
+    v_se=v["se"],
     one=a["matchedfrequency"],
 )
 
-# %% tags=["remove-input"]
-R.say(
-    removes_most,
-    true_closer,
-    ablation_threshold_top_gain_more,
-    f"MatchedFrequency took {ablation.matched_substituted['higher']} images from a higher and "
-    f"{ablation.matched_substituted['lower']} from a lower frequency bin than their target when a bin ran out.",
-    histogram_causes_rest,
-)
+# %% [markdown]
+# <span claim="ablation-removes-most">With {label}, MatchedFrequency's mean change is {abl:+.1f} points
+# instead of {test[0].a:+.1f}: {test[1].a:.0%}, at least half of the drop, came from the noise in the
+# observed frequencies.</span>
+# <span claim="ablation-true-frequency-closer">Its mean true selection frequency moves from {built:.3f} to
+# {abl:.3f}, closer to v1's {v1:.3f}.</span>
+# <span claim="ablation-threshold-top-gain-more">Threshold0.7 and TopImages, freed from the noise, gain more
+# than as built ({test[0].a:+.1f} and {test[1].a:+.1f} points against {test[0].b:+.1f} and
+# {test[1].b:+.1f}).</span>
+# MatchedFrequency took {glue:md}`replication-world-ablation-higher` images from a higher and
+# {glue:md}`replication-world-ablation-lower` from a lower frequency bin than their target when a bin ran out.
+# <span claim="ablation-rest-from-histogram">What remains has two candidate causes: the coarse five-bin
+# histogram (within a bin the harder pool can still contribute lower frequencies than v1) and the base digits
+# (v1 and the pool render disjoint groups of them). Matching the same frequencies in 20 bins of equal width
+# instead of 5, ten draws each, gives a mean change of {test[1].a:+.2f} ± {f_se:.2f} points (standard error
+# over the draws; {f_substituted:.0f} images per draw taken from another bin) against {v_change:+.2f} ±
+# {v_se:.2f} with five (the single draw above: {one:+.1f}): the finer histogram turns the drop into a small
+# gain, so no residual drop from the base digits is seen, though a gain of this size could mask a small
+# one.</span>
 
 # %% [markdown]
 # ```{glue:figure} replication-world-fig5
@@ -494,8 +476,9 @@ R.say(
 more = w.replicate(more_annotators)
 more_freq = world_summary.frequency_summary(w, more)
 more_changes = replication.replication_changes(z, w, more, acc)
-
-# %% tags=["remove-input"]
+m = {s: 100 * v["mean_change"] for s, v in more_changes.items()}  # mean change per strategy, points
+# the true-frequency gap between v1 and MatchedFrequency, as built and with more annotators
+gap = {k: v1["true"] - f["matchedfrequency"]["true"] for k, f in (("built", freq), ("more", more_freq))}
 R.record(
     {
         "more_annotators": {
@@ -506,30 +489,15 @@ R.record(
     }
 )
 
-# %% tags=["remove-input"]
-m = {s: 100 * v["mean_change"] for s, v in more_changes.items()}
-gap = {k: v1["true"] - f["matchedfrequency"]["true"] for k, f in (("built", freq), ("more", more_freq))}
-more_annotators_smaller_gap = R.claim(
-    "more-annotators-smaller-gap",
-    "With {n} annotators the true-frequency gap between v1 and MatchedFrequency is {more:.3f}, "
-    "{test} the {built:.3f} of the round as built.",
-    below(gap["more"], gap["built"]),
-    n=more_annotators,
-    more=gap["more"],
-    built=gap["built"],
-)
+# %% tags=["remove-cell"]
+R.check("more-annotators-smaller-gap", below(gap["more"], gap["built"]), n=more_annotators)
+R.check("more-annotators-smaller-drop", above(m["matchedfrequency"], c["matchedfrequency"]))
 
-# %% tags=["remove-input"]
-more_annotators_smaller_drop = R.claim(
-    "more-annotators-smaller-drop",
-    "MatchedFrequency's mean change is {more:+.1f} points, {test} the {built:+.1f} as built: a smaller drop.",
-    above(m["matchedfrequency"], c["matchedfrequency"]),
-    more=m["matchedfrequency"],
-    built=c["matchedfrequency"],
-)
-
-# %% tags=["remove-input"]
-R.say(more_annotators_smaller_gap, more_annotators_smaller_drop)
+# %% [markdown]
+# <span claim="more-annotators-smaller-gap">With {n} annotators the true-frequency gap between v1 and
+# MatchedFrequency is {test.a:.3f}, {test} the {test.b:.3f} of the round as built.</span>
+# <span claim="more-annotators-smaller-drop">MatchedFrequency's mean change is {test.a:+.1f} points, {test}
+# the {test.b:+.1f} as built: a smaller drop.</span>
 
 # %% [markdown]
 # ## Two hypotheses the paper rejected: cross-validation and a discriminator
@@ -561,68 +529,56 @@ R.table(
     "replication-world-discriminator",
     hypotheses.interval_table(disc.rename_axis("input").reset_index(), "input"),
 )
-
-# %% tags=["remove-input"]
 R.record({"cross_validation": cv.to_dict("records"), "discriminator": disc.to_dict("index")})
+
+# %%
+# per model: the largest gap between a fold's accuracy and v1's, and the drop on MatchedFrequency (points)
 spread = {m: 100 * (g.accuracy.filter(like="fold") - g.accuracy["v1"]).abs().max() for m, g in cells.items()}
 drop = {m: 100 * (g.accuracy["v1"] - g.accuracy["new"]) for m, g in cells.items()}
+# the folds whose 95% interval leaves out their model's v1 accuracy
 folds = cv[cv["set"].str.startswith("fold")]
 v1_acc = folds["model"].map({m: g.accuracy["v1"] for m, g in cells.items()})
 n_outside, n_folds = int(((v1_acc < folds["low"]) | (v1_acc > folds["high"])).sum()), len(folds)
-t4_cite = R.cite(
-    "recht2019imagenet",
-    "App. B.2.7",
-    "The variation among the cross-validation splits is significantly smaller than the drop on our new test set.",
-)
+scratch, pre = disc.loc["from scratch"], disc.loc["pre-trained"]  # the discriminator on pixels, on outputs
+difficulty = {s: w.examples.d.to_numpy()[w.split_index(s)].mean() for s in ("v1", "matchedfrequency")}
 
-# %% tags=["remove-input"]
-cv_claim = R.claim(
+# %% tags=["remove-cell"]
+t4_quote = "The variation among the cross-validation splits is significantly smaller than the drop on our new test set."
+R.check(
     "cv-spread-below-drop",
-    "For each of the {k} models every fold's accuracy lies within {s:.2f} points of its v1 accuracy, while "
-    f"MatchedFrequency costs it {{lo:.1f}} to {{hi:.1f}} points. Recht et al. read their Table 4 so: {t4_cite} "
-    "Here {out} of the {nf} folds' 95% intervals leave out their model's v1 accuracy: the folds vary less than "
-    "the drop, not always within their intervals.",
     every(below(spread[m], drop[m]) for m in cells),
     k=len(cells),
     s=max(spread.values()),
     lo=min(drop.values()),
     hi=max(drop.values()),
+    cite=R.cite("recht2019imagenet", "App. B.2.7", t4_quote),
     out=n_outside,
     nf=n_folds,
 )
 
-# %% tags=["remove-input"]
-t5_cite = R.cite(
-    "recht2019imagenet",
-    "Table 5",
-    "Although the models performed slightly better than random chance, the confidence intervals "
-    "(95% Clopper Pearson) still overlap with 50% accuracy.",
-)
-scratch, pre = disc.loc["from scratch"], disc.loc["pre-trained"]
-
-# %% tags=["remove-input"]
-disc_claim = R.claim(
+# %% tags=["remove-cell"]
+t5_quote = "Although the models performed slightly better than random chance, the confidence intervals (95% Clopper Pearson) still overlap with 50% accuracy."
+R.check(
     "discriminator-above-chance",
-    "From the pixels the discriminator is right on {acc:.1%} of the {n} test images, and its 95% interval "
-    f"starts {{test}} 50% ({{lo:.1%}} to {{hi:.1%}}); from the outputs of {discriminator_model} it is right "
-    f"on {{pre:.1%}}. Recht et al.'s discriminators did not get this far on CIFAR-10: {t5_cite}",
     above(scratch["low"], 0.5),
-    acc=scratch["accuracy"],
-    n=int(scratch["n"]),
-    lo=scratch["low"],
-    hi=scratch["high"],
-    pre=pre["accuracy"],
+    scratch=scratch,
+    model=discriminator_model,
+    pre=pre,
+    cite=R.cite("recht2019imagenet", "Table 5", t5_quote),
 )
+R.check("new-set-harder", above(difficulty["matchedfrequency"], difficulty["v1"]))
 
-# %% tags=["remove-input"]
-difficulty = {s: w.examples.d.to_numpy()[w.split_index(s)].mean() for s in ("v1", "matchedfrequency")}
-harder = R.claim(
-    "new-set-harder",
-    "The world's MatchedFrequency digits are harder on average than v1's (difficulty {test.a:.2f}, {test} "
-    "{test.b:.2f}; the replication pool's difficulty is described above).",
-    above(difficulty["matchedfrequency"], difficulty["v1"]),
-)
-R.say(cv_claim, disc_claim, harder)
+# %% [markdown]
+# <span claim="cv-spread-below-drop">For each of the {k} models every fold's accuracy lies within {s:.2f}
+# points of its v1 accuracy, while MatchedFrequency costs it {lo:.1f} to {hi:.1f} points. Recht et al. read
+# their Table 4 so: {cite} Here {out} of the {nf} folds' 95% intervals leave out their model's v1 accuracy:
+# the folds vary less than the drop, not always within their intervals.</span>
+# <span claim="discriminator-above-chance">From the pixels the discriminator is right on
+# {scratch.accuracy:.1%} of the {scratch.n:.0f} test images, and its 95% interval starts {test} 50%
+# ({test.a:.1%} to {scratch.high:.1%}); from the outputs of {model} it is right on {pre.accuracy:.1%}.
+# Recht et al.'s discriminators did not get this far on CIFAR-10: {cite}</span>
+# <span claim="new-set-harder">The world's MatchedFrequency digits are harder on average than v1's
+# (difficulty {test.a:.2f}, {test} {test.b:.2f}; the replication pool's difficulty is described above).</span>
 
 # %% [markdown]
 # ```{glue:figure} replication-world-cv
@@ -705,16 +661,4 @@ R.say(cv_claim, disc_claim, harder)
 # ````
 
 # %% tags=["remove-cell"]
-R.record(
-    {
-        "ablation": {
-            "annotators": ablation_annotators,
-            "matched_substituted": ablation.matched_substituted,
-            "drop_noisy": -changes["matchedfrequency"]["mean_change"],
-            "drop_noise_free": -ablation_changes["matchedfrequency"]["mean_change"],
-            "selection_frequency": ablation_freq,
-            "accuracy_change": {s: v["mean_change"] for s, v in ablation_changes.items()},
-        },
-    }
-)
 print(f"{len(R.claims)} claims, {sum(c.holds for c in R.claims)} hold")

@@ -98,29 +98,15 @@ mean_v1 = (toy_alpha + 1) / (toy_alpha + toy_beta + 1)
 mean_v2 = float(np.mean(sim))
 R.record({"toy_model": {"alpha": toy_alpha, "beta": toy_beta, "accepted": int(len(sim)), "l1_distance": l1}})
 
-# %% tags=["remove-input"]
-toy_simulation_matches_eq1 = R.claim(
-    "toy-simulation-matches-eq1",
-    "The rejection sampler reproduces Eq. (1): the L1 distance between its histogram of {n:,} accepted "
-    "images and the closed form is {l1:.4f}, {test} 0.05.",
-    below(l1, 0.05),
-    n=len(sim),
-    l1=l1,
-)
+# %% tags=["remove-cell"]
+R.check("toy-simulation-matches-eq1", below(l1, 0.05), n=len(sim))
+R.check("toy-v2-shifted", below(mean_v2, mean_v1, by=0.01), n=toy_annotators)
 
-# %% tags=["remove-input"]
-toy_v2_shifted = R.claim(
-    "toy-v2-shifted",
-    "With {n} annotators the accepted images' mean true frequency is {m2:.3f}, more than 0.01 below v1's "
-    "{m1:.3f}.",
-    below(mean_v2, mean_v1, by=0.01),
-    n=toy_annotators,
-    m2=mean_v2,
-    m1=mean_v1,
-)
-
-# %% tags=["remove-input"]
-R.say(toy_simulation_matches_eq1, toy_v2_shifted)
+# %% [markdown]
+# <span claim="toy-simulation-matches-eq1">The rejection sampler reproduces Eq. (1): the L1 distance between its
+# histogram of {n:,} accepted images and the closed form is {test.a:.4f}, {test} 0.05.</span>
+# <span claim="toy-v2-shifted">With {n} annotators the accepted images' mean true frequency is {test.a:.3f}, more
+# than 0.01 below v1's {test.b:.3f}.</span>
 
 # %% [markdown]
 # ```{glue:figure} selection-bias-paper-fig3
@@ -181,32 +167,17 @@ in_sample = (w.replication.v1_freq, w.replication.pool_freq[pool_pos[v2].to_nump
 table1 = selection_study.frequency_table(in_sample, (full1, full2), (s1, s2))
 R.record({"selection_frequency": table1.to_dict(orient="index")})
 R.table("selection-bias-sec3-remeasurement", table1.round(3))
+t = table1.to_numpy()  # rows v1, MatchedFrequency; columns in-sample, held-out and true frequency
 
-# %% tags=["remove-input"]
-t = table1.to_numpy()
-table1_in_sample_alike = R.claim(
-    "table1-in-sample-alike",
-    "On the votes used for matching, v1 and MatchedFrequency look alike (mean {a:.3f} and {b:.3f}, within 0.02 of "
-    "each other);",
-    about(t[1, 0], t[0, 0], tol=0.02),
-    a=t[0, 0],
-    b=t[1, 0],
-)
+# %% tags=["remove-cell"]
+R.check("table1-in-sample-alike", about(t[1, 0], t[0, 0], tol=0.02))
+R.check("table1-held-out-gap", below(t[1, 1], t[0, 1]) & below(t[1, 2], t[0, 2]))
 
-# %% tags=["remove-input"]
-table1_held_out_gap = R.claim(
-    "table1-held-out-gap",
-    "on fresh votes MatchedFrequency is lower ({d:.3f} against {c:.3f}), and the true frequencies, which "
-    "only the world knows, confirm the gap ({f:.3f} against {e:.3f}).",
-    below(t[1, 1], t[0, 1]) & below(t[1, 2], t[0, 2]),
-    c=t[0, 1],
-    d=t[1, 1],
-    e=t[0, 2],
-    f=t[1, 2],
-)
-
-# %% tags=["remove-input"]
-R.say(table1_in_sample_alike, table1_held_out_gap)
+# %% [markdown]
+# <span claim="table1-in-sample-alike">On the votes used for matching, v1 and MatchedFrequency look alike (mean
+# {test.b:.3f} and {test.a:.3f}, within 0.02 of each other);</span> <span claim="table1-held-out-gap">on fresh
+# votes MatchedFrequency is lower ({test[0].a:.3f} against {test[0].b:.3f}), and the true frequencies, which only
+# the world knows, confirm the gap ({test[1].a:.3f} against {test[1].b:.3f}).</span>
 
 # %% [markdown]
 # ```{glue:figure} selection-bias-sec3-remeasurement
@@ -238,38 +209,23 @@ R.figure(
     "selection-bias-paper-fig5",
     viz.selection_bias.fig5_naive(full2, s2, correct_v2[best], models[best], curve),
 )
+e = curve["error_points"]  # the naive estimator's error at each m, points (mean over models)
+line = np.polyval(curve["line_in_1_over_m"], 1 / np.array(annotator_counts))  # the least-squares line in 1/m
+worst_m = annotator_counts[int(np.argmax(np.abs(np.array(e) - line)))]  # where the line misses most
+miss, share = curve["max_line_distance"], curve["max_line_distance"] / np.ptp(e)  # its miss, share of range
+m_lo, m_hi = annotator_counts[0], annotator_counts[-1]
 
-# %% tags=["remove-input"]
-e = curve["error_points"]
-line = np.polyval(curve["line_in_1_over_m"], 1 / np.array(annotator_counts))
-worst_m = annotator_counts[int(np.argmax(np.abs(np.array(e) - line)))]
-naive_error_shrinks = R.claim(
-    "naive-error-shrinks",
-    "The naive estimator's error (mean over models) shrinks in size at every step of m, from {e1:+.2f} points "
-    "with {m1} annotator to {en:+.2f} with {mn}.",
-    monotone(np.abs(e), "decreasing"),
-    e1=e[0],
-    m1=annotator_counts[0],
-    en=e[-1],
-    mn=annotator_counts[-1],
-)
+# %% tags=["remove-cell"]
+R.check("naive-error-shrinks", monotone(np.abs(e), "decreasing"), e1=e[0], m1=m_lo, en=e[-1], mn=m_hi)
+R.check("naive-error-not-linear", above(miss, 0.1 * np.ptp(e)), m0=m_lo, mn=m_hi, share=share, mw=worst_m)
 
-# %% tags=["remove-input"]
-naive_error_not_linear = R.claim(
-    "naive-error-not-linear",
-    "Over the whole range m = {m0}…{mn} it is not linear in 1/m: the least-squares line in 1/m misses the "
-    "measured points by up to {d:.2f} points ({share:.0%} of the error's range), the largest miss at m = {mw}. "
-    "The jackknife relies on the 1/n shape only near the n it uses; App. E's Figure 12 (below) looks there.",
-    above(curve["max_line_distance"], 0.1 * np.ptp(e)),
-    m0=annotator_counts[0],
-    mn=annotator_counts[-1],
-    d=curve["max_line_distance"],
-    share=curve["max_line_distance"] / np.ptp(e),
-    mw=worst_m,
-)
-
-# %% tags=["remove-input"]
-R.say(naive_error_shrinks, naive_error_not_linear)
+# %% [markdown]
+# <span claim="naive-error-shrinks">The naive estimator's error (mean over models) shrinks in size at every step
+# of m, from {e1:+.2f} points with {m1} annotator to {en:+.2f} with {mn}.</span>
+# <span claim="naive-error-not-linear">Over the whole range m = {m0}…{mn} it is not linear in 1/m: the
+# least-squares line in 1/m misses the measured points by up to {test.a:.2f} points ({share:.0%} of the error's
+# range), the largest miss at m = {mw}. The jackknife relies on the 1/n shape only near the n it uses; App. E's
+# Figure 12 (below) looks there.</span>
 
 # %% [markdown]
 # ```{glue:figure} selection-bias-paper-fig5
@@ -368,7 +324,8 @@ R.record({"fig6_outside_interval": outside})
 # %%
 versions = {"unadjusted": acc_v2, "jackknife": jack.corrected, "parametric": param, "ground truth": truth}
 fits = {k: linfit.fit_linear(acc_v1, np.clip(v, 0, 1), n_boot=10_000, seed=seed) for k, v in versions.items()}
-R.record({"slopes": {k: f.slope for k, f in fits.items()}})
+sl = {k: f.slope for k, f in fits.items()}
+R.record({"slopes": sl})
 slopes = pd.DataFrame(
     {
         k: {"slope": f.slope, "slope CI low": f.slope_ci[0], "slope CI high": f.slope_ci[1]}
@@ -377,20 +334,14 @@ slopes = pd.DataFrame(
 ).T
 R.table("selection-bias-slopes", viz.intervals(slopes, ".3f", " CI low", " CI high"))
 
-# %% tags=["remove-input"]
-sl = {k: f.slope for k, f in fits.items()}
-R.say(
-    R.claim(
-        "slopes-adjusted-flatter",
-        "Adjusting for selection flattens the line, as on ImageNet, by more than 0.05 in slope: the unadjusted slope "
-        "is {u:.3f}, the jackknife's {j:.3f}, the parametric {p:.3f} and the ground truth's {t:.3f}.",
-        every(below(sl[k], sl["unadjusted"], by=0.05) for k in ("jackknife", "parametric", "ground truth")),
-        u=sl["unadjusted"],
-        j=sl["jackknife"],
-        p=sl["parametric"],
-        t=sl["ground truth"],
-    )
-)
+# %% tags=["remove-cell"]
+su, sj, sp, st = (sl[k] for k in ("unadjusted", "jackknife", "parametric", "ground truth"))
+R.check("slopes-adjusted-flatter", every(below(x, su, by=0.05) for x in (sj, sp, st)), u=su, j=sj, p=sp, t=st)
+
+# %% [markdown]
+# <span claim="slopes-adjusted-flatter">Adjusting for selection flattens the line, as on ImageNet, by more than
+# 0.05 in slope: the unadjusted slope is {u:.3f}, the jackknife's {j:.3f}, the parametric {p:.3f} and the
+# ground truth's {t:.3f}.</span>
 
 # %% [markdown]
 # ```{glue:figure} selection-bias-paper-fig6
@@ -428,10 +379,12 @@ R.record(
     }
 )
 
-# %% tags=["remove-input"]
+# %%
 m1, p1_fit, p2_fit = mass["v1"], fitted.mixture_v1_, fitted.mixture_v2_
-spike = int(np.argmax(p2_fit.alphas + p2_fit.betas))  # the most concentrated component
-point_mass = bool(p2_fit.alphas[spike] + p2_fit.betas[spike] > 1000)  # the sentence follows the fit
+spike = int(np.argmax(p2_fit.alphas + p2_fit.betas))  # the most concentrated component of v2's mixture
+point_mass = bool(p2_fit.alphas[spike] + p2_fit.betas[spike] > 1000)  # a near point mass (α + β > 1000)?
+
+# %% tags=["remove-input"]
 narrower = R.claim(
     "mixture-narrower-than-observed",
     "Deconvolving the vote noise narrows the distribution: the fitted v1 mixture's standard deviation is "
@@ -496,6 +449,7 @@ summary = pd.DataFrame(
     {"mean bias (points)": 100 * errors.mean(), "mean |error| (points)": 100 * errors.abs().mean()}
 )
 R.table("selection-bias-errors", summary.round(2))
+b = 100 * errors.mean()  # mean bias of each estimate, points
 closer = float((np.abs(param - truth) < np.abs(naive - truth)).mean())
 decomp = selection.gap_decomposition(acc_v1, acc_v2, param)
 se = {"jackknife": jboot["se"], "parametric": boot["se"]}
@@ -508,134 +462,90 @@ boots = {"jackknife": jboot, "parametric": boot}  # App. F.1's percentile interv
 pct = selection_study.percentile_coverage(
     s1, s2, correct_v2, annotators, boots, percentile_redraws, percentile_boot, seed, k=mixture_components
 )
-
-# %% tags=["remove-input"]
-b = 100 * errors.mean()
-param_se = 100 * float(np.mean(boot["se"]))
-R.record(
-    {
-        "mean_bias": {k: float(errors[k].mean()) for k in ("naive", "jackknife", "parametric")},
-        "mean_abs_error": {
-            k: float(errors[k].abs().mean()) for k in ("naive", "jackknife", "parametric", "observed")
-        },
-        "fraction_parametric_closer": closer,
-        "redraws": redrawn,
-        "coverage": redrawn["coverage"],
-        "percentile_coverage": pct,
-        "bootstrap_samples": n_boot,
-    }
-)
-
-# %% tags=["remove-input"]
-observed_below_truth = R.claim(
-    "observed-below-truth",
-    "The plain v2 accuracy is {o:.2f} points below the selection-adjusted truth on average;",
-    below(b["observed"], 0),
-    o=-b["observed"],
-)
-
-# %% tags=["remove-input"]
-naive_below_truth = R.claim(
-    "naive-below-truth",
-    "the naive estimator removes part of that gap but, being statistic matching on "
-    "noisy frequencies itself, stays below the truth (mean bias {n:+.2f} points).",
-    above(b["naive"], b["observed"]) & below(b["naive"], 0),
-    n=b["naive"],
-)
-
-# %% tags=["remove-input"]
-jackknife_error_is_variance = R.claim(
-    "jackknife-error-is-variance",
-    "Over {r} redraws of images and votes from the world the jackknife's error averages {m:+.2f} points, while "
-    "a single model's jackknife estimate varies from redraw to redraw with a standard deviation of {sd:.2f} "
-    "points: its error is mostly variance, not bias.",
-    below(abs(redrawn["mean_error"]["jackknife"]), redrawn["per_model_sd"]["jackknife"], by="much"),
-    r=redraws,
-    m=redrawn["mean_error"]["jackknife"],
-    sd=redrawn["per_model_sd"]["jackknife"],
-)
-
-# %% tags=["remove-input"]
-jackknife_se_understates = R.claim(
-    "jackknife-se-understates",
-    "The jackknife's reported standard error, {se:.2f} points on average, understates that spread: it is "
-    "the jackknife's standard error of the naive estimate, not of the corrected one.",
-    below(100 * np.mean(jack.std_error), redrawn["per_model_sd"]["jackknife"], by="clearly"),
-    se=100 * np.mean(jack.std_error),
-)
-
-# %% tags=["remove-input"]
+# over the redraws: the jackknife's mean error and one model's SD, and each interval's coverage
+mje, sdj = redrawn["mean_error"]["jackknife"], redrawn["per_model_sd"]["jackknife"]
 cover = {k: v["empirical"] for k, v in redrawn["coverage"].items()}
-intervals_cover = R.claim(
-    "intervals-cover",
-    "The Figure 6 analog therefore draws both estimators' intervals as the estimate ± 1.96 standard errors of a "
-    "bootstrap ({b} samples; for the jackknife over images and votes, each resampled image getting fresh "
-    "votes from its posterior frequency under the fitted mixture, a standard error of {jb:.2f} points). Over "
-    "{r} redraws of images and votes from the world these intervals contain the truth for {cj:.0%} of the "
-    "(redraw, model) pairs with the jackknife and {cp:.0%} with the parametric estimate, against a nominal 95%.",
-    every(within(c, 0.90, 0.99) for c in cover.values()),
-    b=n_boot,
-    jb=100 * np.mean(jboot["se"]),
-    r=redraws,
-    cj=cover["jackknife"],
-    cp=cover["parametric"],
-)
+jb = 100 * np.mean(jboot["se"])  # the jackknife bootstrap's standard error, points
+# coverage of the percentile and of the normal intervals: the jackknife's (pj), the parametric estimate's (pp)
+pj, pp = ((pct[k]["percentile"], pct[k]["normal"]) for k in ("jackknife", "parametric"))
+offset = {k: pct[k]["centre_offset"] for k in ("jackknife", "parametric")}  # bootstrap centre to estimate
+param_se = 100 * float(np.mean(boot["se"]))  # the parametric bootstrap's standard error, points
 
 # %% tags=["remove-input"]
-pc = {k: (pct[k]["percentile"], pct[k]["normal"]) for k in ("jackknife", "parametric")}
-pct_text = (
-    "App. F.1 gives the parametric estimate's interval as the 2.5% and 97.5% percentiles of its bootstrap. "
-    "On the first {r} of those redraws, each rerunning both bootstraps ({nb} samples, which place the "
-    "percentile interval's centre; its width is the build's), percentile intervals contain the truth for "
-    "{test[1].a:.0%} of the (redraw, model) pairs with the parametric estimate, against {test[1].b:.0%} "
-    "for the estimate ± 1.96 standard errors on the same redraws, and for {test[0].a:.0%} with the jackknife "
-    "(a percentile interval of our bootstrap), against {test[0].b:.0%}. The parametric bootstrap's samples "
-    "centre {op:.2f} points from its estimate on average, the jackknife's {oj:.2f}."
-)
+bias = {k: float(errors[k].mean()) for k in ("naive", "jackknife", "parametric")}
+abs_error = {k: float(errors[k].abs().mean()) for k in ("naive", "jackknife", "parametric", "observed")}
+R.record({"mean_bias": bias, "mean_abs_error": abs_error, "fraction_parametric_closer": closer})
+R.record({"redraws": redrawn, "coverage": redrawn["coverage"], "percentile_coverage": pct})
+R.record({"bootstrap_samples": n_boot})
 
-# %% tags=["remove-input"]
-percentile_cover = R.claim(
+# %% tags=["remove-cell"]
+R.check("observed-below-truth", below(b["observed"], 0), o=-b["observed"])
+R.check("naive-below-truth", above(b["naive"], b["observed"]) & below(b["naive"], 0))
+R.check("jackknife-error-is-variance", below(abs(mje), sdj, by="much"), r=redraws, m=mje)
+R.check("jackknife-se-understates", below(100 * np.mean(jack.std_error), sdj, by="clearly"))
+R.number("selection-bias-bias-jackknife", b["jackknife"], "{:+.2f}")
+R.number("selection-bias-bias-parametric", b["parametric"], "{:+.2f}")
+R.number("selection-bias-closer", closer, "{:.0%}")
+
+# %% tags=["remove-cell"]
+kw = {"b": n_boot, "jb": jb, "r": redraws, "cj": cover["jackknife"], "cp": cover["parametric"]}
+R.check("intervals-cover", every(within(c, 0.90, 0.99) for c in cover.values()), **kw)
+kw = {"r": pct["redraws"], "nb": pct["n_boot"], "oj": offset["jackknife"], "op": offset["parametric"]}
+R.check(
     "percentile-intervals-coverage",
-    pct_text,
-    (below(*pc["jackknife"]) if pc["jackknife"][0] < pc["jackknife"][1] else at_least(*pc["jackknife"]))
-    & (
-        below(*pc["parametric"]) if pc["parametric"][0] < pc["parametric"][1] else at_least(*pc["parametric"])
-    ),
-    r=pct["redraws"],
-    nb=pct["n_boot"],
-    oj=pct["jackknife"]["centre_offset"],
-    op=pct["parametric"]["centre_offset"],
+    (below(*pj) if pj[0] < pj[1] else at_least(*pj)) & (below(*pp) if pp[0] < pp[1] else at_least(*pp)),
+    **kw,
 )
 
-# %% tags=["remove-input"]
-R.say(
-    observed_below_truth,
-    naive_below_truth,
-    f"The jackknife's mean bias in this draw is {b['jackknife']:+.2f} points and the parametric estimate's "
-    f"{b['parametric']:+.2f}; the parametric estimate is closer to the truth than the naive one for {closer:.0%} "
-    "of the models.",
-    jackknife_error_is_variance,
-    jackknife_se_understates,
-    intervals_cover,
-    percentile_cover,
-)
+# %% [markdown]
+# <span claim="observed-below-truth">The plain v2 accuracy is {o:.2f} points below the selection-adjusted truth
+# on average;</span> <span claim="naive-below-truth">the naive estimator removes part of that gap but, being
+# statistic matching on noisy frequencies itself, stays below the truth (mean bias {test[1].a:+.2f}
+# points).</span> The jackknife's mean bias in this draw is {glue:md}`selection-bias-bias-jackknife` points and
+# the parametric estimate's {glue:md}`selection-bias-bias-parametric`; the parametric estimate is closer to the
+# truth than the naive one for {glue:md}`selection-bias-closer` of the models.
+# <span claim="jackknife-error-is-variance">Over {r} redraws of images and votes from the world the jackknife's
+# error averages {m:+.2f} points, while a single model's jackknife estimate varies from redraw to redraw with a
+# standard deviation of {test.b:.2f} points: its error is mostly variance, not bias.</span>
+# <span claim="jackknife-se-understates">The jackknife's reported standard error, {test.a:.2f} points on average,
+# understates that spread: it is the jackknife's standard error of the naive estimate, not of the corrected
+# one.</span> <span claim="intervals-cover">The Figure 6 analog therefore draws both estimators' intervals as the
+# estimate ± 1.96 standard errors of a bootstrap ({b} samples; for the jackknife over images and votes, each
+# resampled image getting fresh votes from its posterior frequency under the fitted mixture, a standard error of
+# {jb:.2f} points). Over {r} redraws of images and votes from the world these intervals contain the truth for
+# {cj:.0%} of the (redraw, model) pairs with the jackknife and {cp:.0%} with the parametric estimate, against a
+# nominal 95%.</span> <span claim="percentile-intervals-coverage">App. F.1 gives the parametric estimate's
+# interval as the 2.5% and 97.5% percentiles of its bootstrap. On the first {r} of those redraws, each rerunning
+# both bootstraps ({nb} samples, which place the percentile interval's centre; its width is the build's),
+# percentile intervals contain the truth for {test[1].a:.0%} of the (redraw, model) pairs with the parametric
+# estimate, against {test[1].b:.0%} for the estimate ± 1.96 standard errors on the same redraws, and for
+# {test[0].a:.0%} with the jackknife (a percentile interval of our bootstrap), against {test[0].b:.0%}. The
+# parametric bootstrap's samples centre {op:.2f} points from its estimate on average, the jackknife's
+# {oj:.2f}.</span>
 
-# %% tags=["remove-input"]
-# per-image numbers of votes: the jackknife on every image's first min_annotators votes against leaving
-# out one annotator column at a time over all votes
-unequal = f"Every image has {annotators} votes here, so the jackknife uses all of them."
+# %% tags=["remove-cell"]
+R.number("selection-bias-n-boot", n_boot, "{}")
+R.number("selection-bias-param-se", param_se, "{:.2f}")
+R.number("selection-bias-param-sd", redrawn["per_model_sd"]["parametric"], "{:.2f}")
+for part in ("accuracy_gap", "selection_gap", "bias_corrected_gap"):
+    R.number(f"selection-bias-{part.replace('_', '-')}", 100 * decomp[part].mean(), "{:.1f}")
+
+# %% [markdown]
+# The parametric estimate's bootstrap (over images, {glue:md}`selection-bias-n-boot` samples) implies a standard
+# error of {glue:md}`selection-bias-param-se` points against its spread over the redraws of
+# {glue:md}`selection-bias-param-sd`. With the parametric estimate, the mean v1–v2 gap of
+# {glue:md}`selection-bias-accuracy-gap` points splits (Eq. 2) into {glue:md}`selection-bias-selection-gap`
+# points of selection gap and {glue:md}`selection-bias-bias-corrected-gap` points of bias-corrected gap.
+
+# %%
+# per-image numbers of votes (`annotators = [lo, hi]`): the jackknife on every image's first min_annotators
+# votes against leaving out one annotator column at a time over all the votes
 if np.ndim(annotators) > 0:
     columns = selection.jackknife_adjusted_accuracy(votes1, votes2, correct_v2, unequal="columns").corrected
     err_columns, err_first = (100 * np.mean(np.abs(e - truth)) for e in (columns, jack.corrected))
-R.say(
-    f"The parametric estimate's bootstrap (over images, {n_boot} samples) implies a standard error of "
-    f"{param_se:.2f} points against its spread over the redraws of {redrawn['per_model_sd']['parametric']:.2f}.",
-    f"With the parametric estimate, the mean v1–v2 gap of {100 * decomp['accuracy_gap'].mean():.1f} points splits "
-    f"(Eq. 2) into {100 * decomp['selection_gap'].mean():.1f} points of selection gap and "
-    f"{100 * decomp['bias_corrected_gap'].mean():.1f} points of bias-corrected gap.",
-)
 
 # %% tags=["remove-input"]
+unequal = f"Every image has {annotators} votes here, so the jackknife uses all of them."
 if np.ndim(annotators) > 0:
     unequal = R.claim(
         "jackknife-unequal-counts",
@@ -650,45 +560,39 @@ if np.ndim(annotators) > 0:
     )
 R.say(unequal)
 
-# %% tags=["remove-input"]
-headline = R.cite("engstrom2020bias", "§5.3", numbers=["3.6", "1.5", "11.7", "1.0"])
-s5 = R.cite(
-    "engstrom2020bias", "§5", quote="the selection gap accounts for 8.1% of the 11.7% v1-v2 accuracy drop"
-)
-all_models = R.cite(
-    "engstrom2020bias", "§5.3", quote="frequency-adjusted gap in accuracy averaged over all models"
-)
+# %%
+t2 = published.load_table("engstrom2020_imagenet")  # the paper's per-model accuracies (App. G, Table 2)
+t2_gap = (t2.orig_acc - t2.new_acc).to_numpy()  # v1 − v2 accuracy per model, points
+mean_gap, sd_gap = t2_gap.mean(), t2_gap.std(ddof=1)  # over the paper's models
+strongest = {k: t2_gap[np.argsort(-t2.orig_acc.to_numpy())[:k]].mean() for k in (10, 20)}  # k most accurate
+
+# %% tags=["remove-cell"]
+s53 = R.cite("engstrom2020bias", "§5.3", numbers=["3.6", "1.5", "11.7", "1.0"])
+s5_quote = "the selection gap accounts for 8.1% of the 11.7% v1-v2 accuracy drop"
+s5 = R.cite("engstrom2020bias", "§5", quote=s5_quote)
+all_quote = "frequency-adjusted gap in accuracy averaged over all models"
+all_models = R.cite("engstrom2020bias", "§5.3", quote=all_quote)
 b1 = R.cite("engstrom2020bias", "App. B.1", quote="10 ImageNet v1 validation set images from that class")
 thirty = R.cite("engstrom2020bias", "§5.3", quote="around 30% of the original")
-t2 = published.load_table("engstrom2020_imagenet")
-t2_gap = (t2.orig_acc - t2.new_acc).to_numpy()
-strongest = {k: t2_gap[np.argsort(-t2.orig_acc.to_numpy())[:k]].mean() for k in (10, 20)}
+texts = {"s53-cite": s53, "s5-cite": s5, "all-models-cite": all_models, "b1-cite": b1, "thirty-cite": thirty}
+for key, text in (texts | {f"strongest-{k}": f"{v:.2f}" for k, v in strongest.items()}).items():
+    R.number(f"selection-bias-{key}", text, "{}")
+R.check("headline-table2-gap", within(mean_gap, 10.7, 12.7), n=len(t2_gap), sd=sd_gap, d=mean_gap - 11.7)
 
-# %% tags=["remove-input"]
-headline_gap = R.claim(
-    "headline-table2-gap",
-    "The per-model accuracies they print (App. G, Table 2: {n} models) give a mean gap of {test.a:.2f} points "
-    "(SD {sd:.2f} over the models), {d:.2f} above the 11.7 and {test} its ± 1.0.",
-    within(t2_gap.mean(), 10.7, 12.7),
-    n=len(t2_gap),
-    sd=t2_gap.std(ddof=1),
-    d=t2_gap.mean() - 11.7,
-)
-
-# %% tags=["remove-input"]
-R.say(
-    f"Engstrom et al.'s headline: after the correction, only an estimated 3.6% ± 1.5% of the original 11.7% ± "
-    f"1.0% accuracy drop remains ({headline}); {s5}.",
-    headline_gap,
-    f"The models do not explain the difference: the 20 most accurate on v1 average {strongest[20]:.2f} and the "
-    f"10 most accurate {strongest[10]:.2f}, and §5.3 reports the {all_models}. The images may: §5 measures "
-    f"the models on the images re-annotated in §3, with every grid holding {b1} and 10 from v2, while Table 2 "
-    "gives their accuracies on the validation sets; the paper does not say which images the 11.7 is measured "
-    f"on, nor what its ± 1.0 is. The 3.6 is in accuracy points, {thirty} of the 11.7 (§5.3).",
-    f"The world's answer to the same question is the decomposition above: of its "
-    f"{100 * decomp['accuracy_gap'].mean():.1f}-point mean gap, {100 * decomp['bias_corrected_gap'].mean():.1f} "
-    "points remain after the parametric correction.",
-)
+# %% [markdown]
+# Engstrom et al.'s headline: after the correction, only an estimated 3.6% ± 1.5% of the original 11.7% ± 1.0%
+# accuracy drop remains ({glue:md}`selection-bias-s53-cite`); {glue:md}`selection-bias-s5-cite`.
+# <span claim="headline-table2-gap">The per-model accuracies they print (App. G, Table 2: {n} models) give a mean
+# gap of {test.a:.2f} points (SD {sd:.2f} over the models), {d:.2f} above the 11.7 and {test} its ± 1.0.</span>
+# The models do not explain the difference: the 20 most accurate on v1 average
+# {glue:md}`selection-bias-strongest-20` and the 10 most accurate {glue:md}`selection-bias-strongest-10`, and §5.3
+# reports the {glue:md}`selection-bias-all-models-cite`. The images may: §5 measures the models on the images
+# re-annotated in §3, with every grid holding {glue:md}`selection-bias-b1-cite` and 10 from v2, while Table 2
+# gives their accuracies on the validation sets; the paper does not say which images the 11.7 is measured on,
+# nor what its ± 1.0 is. The 3.6 is in accuracy points, {glue:md}`selection-bias-thirty-cite` of the 11.7
+# (§5.3). The world's answer to the same question is the decomposition above: of its
+# {glue:md}`selection-bias-accuracy-gap`-point mean gap, {glue:md}`selection-bias-bias-corrected-gap` points
+# remain after the parametric correction.
 
 # %% [markdown]
 # ```{glue:figure} selection-bias-errors
@@ -734,76 +638,45 @@ sequence = selection_study.gap_sequence(
 R.record({"gap_sequence": sequence})
 R.table("selection-bias-gap-sequence", pd.DataFrame({"v1 − v2 gap (points)": sequence}).T.round(2))
 
-# %% tags=["remove-input"]
+# %%
 gt, jk, pm = sequence["ground truth"], sequence["jackknife"], sequence["parametric"]
-gap_sequence_naive = R.claim(
-    "gap-sequence-naive",
-    "The naive estimator shrinks the world's mean gap from {o:.2f} to {n:.2f} points,",
-    below(sequence["naive"], sequence["observed"]),
-    o=sequence["observed"],
-    n=sequence["naive"],
-)
-
-# %% tags=["remove-input"]
 jn = selection_study.gap_sequence(acc_v1, {"naive": jack.naive})["naive"]  # on the jackknife's own votes
-further = bool(sequence["jackknife"] < jn)  # the sentence follows the draw's direction
+further = bool(jk < jn)  # whether the jackknife moves the naive gap further down (or back up)
 over = bool(jk < gt)  # the jackknife's gap below the truth's: it corrects too much
+mj_low = bool(mje < 0)  # the jackknife's estimate below the truth on average over the redraws
+miss_sds = abs(gt - jk) / redrawn["sd_of_mean_error"]["jackknife"]  # its miss in SDs of its mean error
+
+# %% tags=["remove-cell"]
+R.check("gap-sequence-naive", below(sequence["naive"], sequence["observed"]))
+move = "moves it further down" if further else "moves it back up"
+R.check("gap-sequence-jackknife", below(jk, jn) if further else above(jk, jn), n=min_annotators, move=move)
+
+# %% tags=["remove-cell"]
+# the sentence follows the draw: which way the jackknife misses the truth, and its mean error's sign
 way = "overshoots" if over else "falls short of"
-mj_low = bool(redrawn["mean_error"]["jackknife"] < 0)  # the jackknife's estimate below the truth on average
-gap_sequence_jackknife = R.claim(
-    "gap-sequence-jackknife",
-    f"and the jackknife, from the naive estimate on the same {min_annotators} votes per image ({{jn:.2f}}), "
-    + ("moves it further down" if further else "moves it back up")
-    + ", to {j:.2f} (on ImageNet it moved down, from 5.7% to 4.6%).",
-    below(sequence["jackknife"], jn) if further else above(sequence["jackknife"], jn),
-    j=sequence["jackknife"],
-    jn=jn,
-)
-
-# %% tags=["remove-input"]
-mje = redrawn["mean_error"]["jackknife"]
-over_text = (
-    "The ground truth is {t:.2f}: in this draw the jackknife " + way + " it "
-    "by {x:.2f} points ({r:.1f} times the standard deviation of its mean error over the redraws above), "
-    "and the parametric estimate misses it by less, {p:.2f}. On ImageNet the paper expects the jackknife to "
-    "underestimate the correction (App. E); in this draw it "
-    + way.replace(" of", "")
-    + ("" if over else ", as the paper expects")
-    + ", and over the redraws its estimate errs by {mj:+.2f} points on average, "
-    + ("too low: it corrects too little, as App. E expects." if mj_low else "too high: it corrects too much.")
-)
-
-# %% tags=["remove-input"]
-gap_sequence_jackknife_overshoots = R.claim(
+did = "overshoots" if over else "falls short, as the paper expects"
+how = "too low: it corrects too little, as App. E expects." if mj_low else "too high: it corrects too much."
+kw = {"r": miss_sds, "way": way, "did": did, "how": how}
+R.check(
     "gap-sequence-jackknife-overshoots",
-    over_text,
     (below(jk, gt) if over else above(jk, gt))
     & below(abs(pm - gt), abs(gt - jk))
     & (below(mje, 0) if mj_low else above(mje, 0)),
-    t=gt,
-    x=abs(gt - jk),
-    r=abs(gt - jk) / redrawn["sd_of_mean_error"]["jackknife"],
-    p=abs(pm - gt),
-    mj=mje,
+    **kw,
 )
+R.check("jackknife-worse-than-naive-here", above(b_abs["jackknife"], b_abs["naive"]))
 
-# %% tags=["remove-input"]
-jackknife_worse_than_naive_here = R.claim(
-    "jackknife-worse-than-naive-here",
-    "In this draw the jackknife's mean absolute error, {j:.2f} points, is "
-    "larger than the naive estimator's {n:.2f}.",
-    above(b_abs["jackknife"], b_abs["naive"]),
-    j=b_abs["jackknife"],
-    n=b_abs["naive"],
-)
-
-# %% tags=["remove-input"]
-R.say(
-    gap_sequence_naive,
-    gap_sequence_jackknife,
-    gap_sequence_jackknife_overshoots,
-    jackknife_worse_than_naive_here,
-)
+# %% [markdown]
+# <span claim="gap-sequence-naive">The naive estimator shrinks the world's mean gap from {test.b:.2f} to
+# {test.a:.2f} points,</span> <span claim="gap-sequence-jackknife">and the jackknife, from the naive estimate on
+# the same {n} votes per image ({test.b:.2f}), {move}, to {test.a:.2f} (on ImageNet it moved down, from 5.7% to
+# 4.6%).</span> <span claim="gap-sequence-jackknife-overshoots">The ground truth is {test[0].b:.2f}: in this draw
+# the jackknife {way} it by {test[1].b:.2f} points ({r:.1f} times the standard deviation of its mean error over
+# the redraws above), and the parametric estimate misses it by less, {test[1].a:.2f}. On ImageNet the paper
+# expects the jackknife to underestimate the correction (App. E); in this draw it {did}, and over the
+# redraws its estimate errs by {test[2].a:+.2f} points on average, {how}</span>
+# <span claim="jackknife-worse-than-naive-here">In this draw the jackknife's mean absolute error, {test.a:.2f}
+# points, is larger than the naive estimator's {test.b:.2f}.</span>
 
 # %% [markdown]
 # ```{glue:figure} selection-bias-gap-sequence
@@ -833,7 +706,8 @@ fig12_cite = R.cite("engstrom2020bias", "Figure 12", quote="the plot is nearly l
 # %%
 gaps = selection_study.gap_vs_annotators(w, zoo, (2, 3, 5, 10, 20, 40), rounds=rematch_rounds)
 R.figure("selection-bias-paper-fig11", viz.selection_bias.fig11_gap_vs_annotators(gaps))
-g = [row["gap"] for row in gaps["by_annotators"]]
+g = [row["gap"] for row in gaps["by_annotators"]]  # the mean gap at each number of votes m
+m_few, m_many = gaps["by_annotators"][0]["annotators"], gaps["by_annotators"][-1]["annotators"]
 R.record(
     {
         "gap_vs_annotators": [
@@ -843,30 +717,16 @@ R.record(
     }
 )
 
-# %% tags=["remove-input"]
-d1_shrinks = R.claim(
-    "d1-gap-shrinks",
-    "Re-matched on more votes per image, the world's MatchedFrequency trails v1 by less at every step: by "
-    "{g0:.1f} points on {m0} votes, by {g1:.1f} on {m1}.",
-    monotone(g, "decreasing"),
-    m0=gaps["by_annotators"][0]["annotators"],
-    g0=g[0],
-    m1=gaps["by_annotators"][-1]["annotators"],
-    g1=g[-1],
-)
+# %% tags=["remove-cell"]
+R.check("d1-gap-shrinks", monotone(g, "decreasing"), m0=m_few, g0=g[0], m1=m_many, g1=g[-1])
+R.check("d1-noise-free-below", every(below(gaps["noise_free"], x) for x in g), nf=gaps["noise_free"])
 
-# %% tags=["remove-input"]
-d1_noise_free_below = R.claim(
-    "d1-noise-free-below",
-    "Matching on the true frequencies leaves {nf:.1f} points, less than the mean gap at "
-    "any m: the part of the gap that more annotators remove is selection bias; what remains does not come from "
-    "vote noise, since this matching uses no votes.",
-    every(below(gaps["noise_free"], x) for x in g),
-    nf=gaps["noise_free"],
-)
-
-# %% tags=["remove-input"]
-R.say(d1_shrinks, d1_noise_free_below)
+# %% [markdown]
+# <span claim="d1-gap-shrinks">Re-matched on more votes per image, the world's MatchedFrequency trails v1 by less
+# at every step: by {g0:.1f} points on {m0} votes, by {g1:.1f} on {m1}.</span>
+# <span claim="d1-noise-free-below">Matching on the true frequencies leaves {nf:.1f} points, less than the mean
+# gap at any m: the part of the gap that more annotators remove is selection bias; what remains does not come
+# from vote noise, since this matching uses no votes.</span>
 
 # %% [markdown]
 # ```{glue:figure} selection-bias-paper-fig11
@@ -890,6 +750,8 @@ R.table("selection-bias-paper-table1", d2.round(3))
 d2_gaps = {
     ref: d2.loc[ref, "replication"].to_numpy() - d2.loc[ref, "v1"].to_numpy() for ref in d2.index.levels[0]
 }
+i10, i5 = d2_gaps["v1 from 10 votes"][0], d2_gaps["v1 from 5 votes"][0]  # in-sample differences
+h10 = -d2_gaps["v1 from 10 votes"][1]  # how far the held-out frequency falls below v1's 10-vote one
 
 # %% tags=["remove-input"]
 R.say(
@@ -907,25 +769,18 @@ R.say(
     ]
 )
 
-# %% tags=["remove-input"]
-i10, i5 = d2_gaps["v1 from 10 votes"][0], d2_gaps["v1 from 5 votes"][0]
+# %% tags=["remove-cell"]
 d2_quote = "undetectable without heldout samples"
-
-# %% tags=["remove-input"]
-R.say(
-    R.claim(
-        "d2-unlike-paper",
-        "Unlike the paper, where the in-sample frequencies agree (0.71 and 0.71) and the bias is {q}, v1's "
-        "10-vote frequencies already differ in-sample from the replication's 5-vote ones ({a:+.3f}), more than "
-        "twice as much as with 5 votes on both sides ({b:+.3f}). The world's held-out gap ({h:.3f}) is also more "
-        "than twice the paper's 0.02.",
-        above(abs(i10), abs(i5), by="much") & above(-d2_gaps["v1 from 10 votes"][1], 0.02, by="much"),
-        q=R.cite("engstrom2020bias", "Table 1", quote=d2_quote, numbers=["0.71", "0.69", "0.73", "0.70"]),
-        a=i10,
-        b=i5,
-        h=-d2_gaps["v1 from 10 votes"][1],
-    )
+q = R.cite("engstrom2020bias", "Table 1", quote=d2_quote, numbers=["0.71", "0.69", "0.73", "0.70"])
+R.check(
+    "d2-unlike-paper", above(abs(i10), abs(i5), by="much") & above(h10, 0.02, by="much"), q=q, a=i10, b=i5
 )
+
+# %% [markdown]
+# <span claim="d2-unlike-paper">Unlike the paper, where the in-sample frequencies agree (0.71 and 0.71) and the
+# bias is {q}, v1's 10-vote frequencies already differ in-sample from the replication's 5-vote ones ({a:+.3f}),
+# more than twice as much as with 5 votes on both sides ({b:+.3f}). The world's held-out gap ({test[1].a:.3f}) is
+# also more than twice the paper's 0.02.</span>
 
 # %% [markdown]
 # ```{glue:figure} selection-bias-paper-table1
@@ -948,29 +803,24 @@ R.record({"source_filter_matching": d3.to_dict(orient="index")})
 R.table("selection-bias-source-pools", d3.round({"candidates": 0, "observed": 3, "true": 3, "accuracy": 3}))
 d3_obs = d3.loc["easier pool", "observed"] - d3.loc["pool", "observed"]
 d3_true = d3.loc["easier pool", "true"] - d3.loc["pool", "true"]
+acc_easier, acc_pool = d3.loc["easier pool", "accuracy"], d3.loc["pool", "accuracy"]
 
-# %% tags=["remove-input"]
+# %% tags=["remove-cell"]
 d3_quote = "comparable (within 0.2%) average selection frequency, but significantly higher accuracy (by ~3%)"
 d3_cite = R.cite("engstrom2020bias", "App. D.3", quote=d3_quote)
-d3_claim = R.claim(
-    "d3-easier-pool-more-accurate",
-    "Matched to the same v1 frequencies, the replication from the easier pool has a mean observed frequency "
-    "{o:+.3f} from the full pool's, {test[0]} the difference in true frequency ({t:+.3f}), and the zoo's mean "
-    "accuracy on it is {test[1].a:.1%}, {test[1]} the {test[1].b:.1%} from the full pool, by {d:.1f} points. "
-    f"In the paper the Flickr-E replication had {d3_cite}.",
-    below(abs(d3_obs), d3_true) & above(d3.loc["easier pool", "accuracy"], d3.loc["pool", "accuracy"]),
-    o=d3_obs,
-    t=d3_true,
-    d=100 * (d3.loc["easier pool", "accuracy"] - d3.loc["pool", "accuracy"]),
-)
-
-# %% tags=["remove-input"]
+kw = {"o": d3_obs, "d": 100 * (acc_easier - acc_pool), "cite": d3_cite}
+R.check("d3-easier-pool-more-accurate", below(abs(d3_obs), d3_true) & above(acc_easier, acc_pool), **kw)
 dup = R.cite("engstrom2020bias", "App. B.2", quote="5.6% of the annotations are duplicated")
-R.say(
-    d3_claim,
-    f"The paper's Figure 9, a histogram of repeated (worker, batch) pairs in Recht et al.'s annotations "
-    f"({dup}), has no counterpart here: the world draws every vote independently and has no workers to repeat.",
-)
+R.number("selection-bias-b2-cite", dup, "{}")
+
+# %% [markdown]
+# <span claim="d3-easier-pool-more-accurate">Matched to the same v1 frequencies, the replication from the easier
+# pool has a mean observed frequency {o:+.3f} from the full pool's, {test[0]} the difference in true frequency
+# ({test[0].b:+.3f}), and the zoo's mean accuracy on it is {test[1].a:.1%}, {test[1]} the {test[1].b:.1%} from
+# the full pool, by {d:.1f} points. In the paper the Flickr-E replication had {cite}.</span> The paper's
+# Figure 9, a histogram of repeated (worker, batch) pairs in Recht et al.'s annotations
+# ({glue:md}`selection-bias-b2-cite`), has no counterpart here: the world draws every vote independently and has
+# no workers to repeat.
 
 # %% [markdown]
 # ```{glue:figure} selection-bias-source-pools
@@ -1004,33 +854,29 @@ R.record(
     }
 )
 
-# %% tags=["remove-input"]
+# %%
 sd_mean, sd_model = redrawn["sd_of_mean_error"]["jackknife"], redrawn["per_model_sd"]["jackknife"]
-fig12 = {
-    "e0": jack_err[0],
-    "n0": jackknife_annotator_counts[0],
-    "e1": jack_err[-1],
-    "n1": jackknife_annotator_counts[-1],
-}
-fig12 |= {"em": jack_err.min(), "nm": jackknife_annotator_counts[int(np.argmin(jack_err))]}
-fig12 |= {"sm": sd_mean, "sd": sd_model, "ind": sd_model / np.sqrt(len(models))}
+independent = sd_model / np.sqrt(len(models))  # the SD of a mean over independent per-model errors
 rises = np.any(np.diff(jack_err) > 0)  # "not steadily": some step rises, a negated trend no helper states
+smallest = int(np.argmin(jack_err))  # where the mean error is smallest
 
-# %% tags=["remove-input"]
-R.say(
-    R.claim(
-        "fig12-jackknife-improves",
-        "Averaged over models, the jackknife's absolute error falls from {e0:.2f} "
-        "points with {n0} annotators to {e1:.2f} with {n1}, not steadily (smallest: {em:.2f} with {nm}): a "
-        "single draw of images and votes moves every model's estimate together (over the redraws above, the "
-        "mean error over models varies with SD {sm:.2f} points, {test[2]:more than} independent per-model errors "
-        "of SD {sd:.2f} would give, {ind:.2f}).",
-        below(jack_err[-1], jack_err[0])
-        & fact(rises, why="a negated trend: some step of the curve rises")
-        & above(sd_mean, fig12["ind"], by="much"),
-        **fig12,
-    ),
+# %% tags=["remove-cell"]
+counts = jackknife_annotator_counts
+kw = {"n0": counts[0], "n1": counts[-1], "em": jack_err.min(), "nm": counts[smallest], "sd": sd_model}
+R.check(
+    "fig12-jackknife-improves",
+    below(jack_err[-1], jack_err[0])
+    & fact(rises, why="a negated trend: some step of the curve rises")
+    & above(sd_mean, independent, by="much"),
+    **kw,
 )
+
+# %% [markdown]
+# <span claim="fig12-jackknife-improves">Averaged over models, the jackknife's absolute error falls from
+# {test[0].b:.2f} points with {n0} annotators to {test[0].a:.2f} with {n1}, not steadily (smallest: {em:.2f} with
+# {nm}): a single draw of images and votes moves every model's estimate together (over the redraws above, the
+# mean error over models varies with SD {test[2].a:.2f} points, {test[2]:more than} independent per-model errors
+# of SD {sd:.2f} would give, {test[2].b:.2f}).</span>
 
 # %% [markdown]
 # ```{glue:figure} selection-bias-paper-fig12
@@ -1073,20 +919,15 @@ R.record(
     }
 )
 R.table("selection-bias-sweeps", selection_study.sweep_table(sweeps).round(2))
+worst = max(row["mean_abs_error"] for rows in sweeps.values() for row in rows)  # the worst setting's error
 
-# %% tags=["remove-input"]
-worst = max(row["mean_abs_error"] for rows in sweeps.values() for row in rows)
+# %% tags=["remove-cell"]
 f3_quote = "even as we increase the number of parameters by more than four-fold"
-R.say(
-    R.claim(
-        "sweeps-similar",
-        "As in the paper, where the results are similar {q}, under every setting of m and k the "
-        "parametric estimate stays within 1 point of the truth on average over models (at worst {w:.2f}).",
-        at_most(worst, 1.0),
-        q=R.cite("engstrom2020bias", "Figure 14", quote=f3_quote),
-        w=worst,
-    )
-)
+R.check("sweeps-similar", at_most(worst, 1.0), q=R.cite("engstrom2020bias", "Figure 14", quote=f3_quote))
+
+# %% [markdown]
+# <span claim="sweeps-similar">As in the paper, where the results are similar {q}, under every setting of m and k
+# the parametric estimate stays within 1 point of the truth on average over models (at worst {test.a:.2f}).</span>
 
 # %% [markdown]
 # ```{glue:figure} selection-bias-paper-fig13-14

@@ -115,6 +115,9 @@ display(
     )
 )
 R.table("your-replication-analyses", report.availability(data, ok).set_index("analysis"))
+R.table("your-replication-accuracies", viz.intervals(table, ".4f"))
+R.record({"data": data_label, "names": data.names, "analyses": ok, "drop": D})
+R.record({"accuracies": table.to_dict(orient="index")})
 
 # %% [markdown]
 # ```{glue:figure} your-replication-analyses
@@ -125,22 +128,14 @@ R.table("your-replication-analyses", report.availability(data, ok).set_index("an
 #
 # ## The drop
 
-# %% tags=["remove-input"]
-display(
-    R.say(
-        R.claim(
-            "most-models-drop",
-            "Of your {n} models, {n_drop}, {test:more than} half, are less accurate on the new set than on "
-            "the original; the drop is {gap:.1f} points on average, from {gap_min:.1f} to {gap_max:.1f}.",
-            above(D["n_drop"], D["n"] / 2),
-            **D,
-        ),
-        "The table below lists every model with 95% Clopper-Pearson intervals {cite:p}`clopper1934`.",
-    )
-)
-R.table("your-replication-accuracies", viz.intervals(table, ".4f"))
+# %% tags=["remove-cell"]
+R.check("most-models-drop", above(D["n_drop"], D["n"] / 2), **D)  # the sentence quotes n_drop as {test.a}
 
 # %% [markdown]
+# <span claim="most-models-drop">Of your {n} models, {test.a:.0f}, {test:more than} half, are less accurate on
+# the new set than on the original; the drop is {gap:.1f} points on average, from {gap_min:.1f} to {gap_max:.1f}.</span>
+# The table below lists every model with 95% Clopper-Pearson intervals {cite:p}`clopper1934`.
+#
 # ```{glue:figure} your-replication-accuracies
 # :name: tbl-your-replication-accuracies
 #
@@ -164,6 +159,8 @@ if ok["linear_fits"] is None:
     comparison = analysis.compare_with_references(table, refs)
     F = report.fit_facts(fits, comparison)
     R.figure("your-replication-fits", viz.your_replication.fit_with_references(table, fits, refs))
+    R.record({"fits": {s: fits[s]["fit"].summary() for s in fits}, "fit_facts": F})
+    R.record({"references": comparison.to_dict(orient="index")})
 else:
     R.figure(
         "your-replication-fits", viz.your_replication.skipped(report.TITLES["linear_fits"], ok["linear_fits"])
@@ -180,18 +177,16 @@ else:
 # axes, our fits of the same models (the paper printed no probit line).
 # ```
 
-# %% tags=["remove-input"]
+# %% tags=["remove-cell"]
 if ok["linear_fits"] is None:
-    display(
-        R.claim(
-            "images-widen-the-interval",
-            "On probit axes your slope is {pro_slope:.2f}: 95% interval [{pro_lo:.2f}, {pro_hi:.2f}] when "
-            "models are resampled, [{pro_ilo:.2f}, {pro_ihi:.2f}] when their images are resampled too — "
-            "{test:wider}, since the test sets are finite.",
-            above(F["pro_width_images"], F["pro_width"]),
-            **F,
-        )
-    )
+    R.check("images-widen-the-interval", above(F["pro_width_images"], F["pro_width"]), **F)
+else:
+    R.omit("images-widen-the-interval")
+
+# %% [markdown]
+# <span claim="images-widen-the-interval">On probit axes your slope is {pro_slope:.2f}: 95% interval
+# [{pro_lo:.2f}, {pro_hi:.2f}] when models are resampled, [{pro_ilo:.2f}, {pro_ihi:.2f}] when their images are
+# resampled too — {test:wider}, since the test sets are finite.</span>
 
 # %% tags=["remove-input"]
 if ok["linear_fits"] is None:
@@ -212,7 +207,10 @@ if ok["linear_fits"] is None:
 if ok["matching"] is None:
     mtables = analysis.matched_gaps(data, eps=eps, n_runs=n_runs, seed=seed)
     M = report.matching_facts(mtables)
+    # the matched gaps that the word M["effect"] ("narrows", "reverses", ...) describes
+    matched_range = report.effect_range(M["gap"], M["effect"])
     R.figure("your-replication-matching", viz.your_replication.matched_gaps(mtables))
+    R.record({"matching": M})
 else:
     R.figure(
         "your-replication-matching", viz.your_replication.skipped(report.TITLES["matching"], ok["matching"])
@@ -227,31 +225,21 @@ else:
 # images left without a partner.
 # ```
 
-# %% tags=["remove-input"]
+# %% tags=["remove-cell"]
 if ok["matching"] is None:
-    display(
-        R.claim(
-            "matching-narrows-the-gap",
-            "With Algorithm 1 the matched gap is narrower than the accuracy gap for {n_narrower1} of {n} models, "
-            "{test:more than} half (mean {gap:.1f} points before matching, {mgap1:.1f} after; Algorithm 2: "
-            "{mgap2:.1f}).",
-            above(M["n_narrower1"], M["n"] / 2),
-            **M,
-        )
-    )
+    R.check("matching-narrows-the-gap", above(M["n_narrower1"], M["n"] / 2), **M)  # n_narrower1 is {test.a}
+    R.check("algorithm-2-fewer-unmatched", below(M["fu2"], M["fu1"], by="much"), **M)
+else:
+    R.omit("matching-narrows-the-gap", "algorithm-2-fewer-unmatched")
 
-# %% tags=["remove-input"]
-if ok["matching"] is None:
-    display(
-        R.claim(
-            "algorithm-2-fewer-unmatched",
-            "Algorithm 2 leaves {test:fewer} target images unmatched than Algorithm 1, at most half as many (mean "
-            "fractions {fu2:.3f} and {fu1:.3f}); the largest run-to-run standard deviation of a model's matched "
-            "gap is {sd:.2f} points.",
-            below(M["fu2"], M["fu1"], by="much"),
-            **M,
-        )
-    )
+# %% [markdown]
+# <span claim="matching-narrows-the-gap">With Algorithm 1 the matched gap is narrower than the accuracy gap
+# for {test.a:.0f} of {n} models, {test:more than} half (mean {gap:.1f} points before matching, {mgap1:.1f}
+# after; Algorithm 2: {mgap2:.1f}).</span>
+#
+# <span claim="algorithm-2-fewer-unmatched">Algorithm 2 leaves {test:fewer} target images unmatched than
+# Algorithm 1, at most half as many (mean fractions {test.a:.3f} and {test.b:.3f}); the largest run-to-run
+# standard deviation of a model's matched gap is {sd:.2f} points.</span>
 
 # %% [markdown]
 # ## Selection-frequency adjustment
@@ -268,7 +256,10 @@ if ok["matching"] is None:
 if ok["selection"] is None:
     sel, sel_notes = analysis.selection_adjusted(data, n_boot=n_boot_selection, seed=seed)
     S = report.selection_facts(sel)
+    # the gaps left that the word S["effect"] describes, a gap within the intervals' half-width counting as none
+    adjusted_range = report.effect_range(S["gap"], S["effect"], S["halfwidth"])
     R.figure("your-replication-selection", viz.your_replication.selection_estimates(sel))
+    R.record({"selection": {**S, **sel_notes, "per_model": sel.to_dict(orient="index")}})
 else:
     R.figure(
         "your-replication-selection",
@@ -284,19 +275,18 @@ else:
 # estimators (the last with its 95% bootstrap interval).
 # ```
 
-# %% tags=["remove-input"]
+# %% tags=["remove-cell"]
 if ok["selection"] is None:
-    display(
-        R.claim(
-            "selection-adjustment-effect",
-            "The parametric adjustment {effect} the mean gap: {gap:.1f} points become {gap_param:.1f} (naive "
-            "estimator: {gap_naive:.1f}); it brings the new accuracy closer to the original for {n_closer} of {n} "
-            "models, and its intervals, ±{halfwidth:.1f} points (median half-width), exclude the original "
-            "accuracy for {n_excludes}.",
-            within(S["gap_param"], *report.effect_range(S["gap"], S["effect"], S["halfwidth"])),
-            **S,
-        )
-    )
+    # the sentence quotes gap_param as {test.a}
+    R.check("selection-adjustment-effect", within(S["gap_param"], *adjusted_range), **S)
+else:
+    R.omit("selection-adjustment-effect")
+
+# %% [markdown]
+# <span claim="selection-adjustment-effect">The parametric adjustment {effect} the mean gap: {gap:.1f} points
+# become {test.a:.1f} (naive estimator: {gap_naive:.1f}); it brings the new accuracy closer to the original for
+# {n_closer} of {n} models, and its intervals, ±{halfwidth:.1f} points (median half-width), exclude the
+# original accuracy for {n_excludes}.</span>
 
 # %% [markdown]
 # ## Which mistakes: the MLM of your best model
@@ -311,7 +301,9 @@ if ok["selection"] is None:
 if ok["mlm"] is None:
     ML = analysis.mlm_of_best(data)
     MF = report.mlm_facts(ML)
+    agree_range = report.AGREEMENT[MF["agree"]]  # the Spearman correlations the word MF["agree"] describes
     R.figure("your-replication-mlm", viz.your_replication.mlm_sets(ML))
+    R.record({"mlm": MF})
 else:
     R.figure("your-replication-mlm", viz.your_replication.skipped(report.TITLES["mlm"], ok["mlm"]))
 
@@ -323,20 +315,17 @@ else:
 # equality.
 # ```
 
-# %% tags=["remove-input"]
+# %% tags=["remove-cell"]
 if ok["mlm"] is None:
-    display(
-        R.claim(
-            "mlm-ranks-confusions",
-            "For {model}, the MLM on the new set ranks the pairs of classes like the confusions it actually makes "
-            "there (Spearman {rho_new:.2f}, {test[0]} {floor}; on the original set {rho_original:.2f}); the two "
-            'sets\' matrices agree {agree} (Spearman {stability:.2f} between their entries; "closely" means at '
-            'least 0.7, "partly" at least 0.3).',
-            above(MF["rho_new"], 0.3) & within(MF["stability"], *report.AGREEMENT[MF["agree"]]),
-            floor=0.3,
-            **MF,
-        )
-    )
+    R.check("mlm-ranks-confusions", above(MF["rho_new"], 0.3) & within(MF["stability"], *agree_range), **MF)
+else:
+    R.omit("mlm-ranks-confusions")
+
+# %% [markdown]
+# <span claim="mlm-ranks-confusions">For {model}, the MLM on the new set ranks the pairs of classes like the
+# confusions it actually makes there (Spearman {test[0].a:.2f}, {test[0]} {test[0].b}; on the original set
+# {rho_original:.2f}); the two sets' matrices agree {agree} (Spearman {test[1].a:.2f} between their entries;
+# "closely" means at least 0.7, "partly" at least 0.3).</span>
 
 # %% [markdown]
 # ## Label-free estimates
@@ -354,10 +343,13 @@ lf_new, lf_unl = analysis.label_free_table(data)
 if ok["matching"] is None:
     LF = report.label_free_facts(lf_new, analysis.rmse_by_method(lf_new))
     R.figure("your-replication-label-free", viz.your_replication.label_free(lf_new, lf_unl))
+    R.record({"label_free": LF})
 else:
     R.figure(
         "your-replication-label-free", viz.your_replication.skipped("Label-free estimates", ok["matching"])
     )
+if ok["label_free"] is None:
+    R.record({"unlabeled_estimates": lf_unl.to_dict(orient="index")})
 
 # %% [markdown]
 # ```{glue:figure} your-replication-label-free
@@ -368,18 +360,20 @@ else:
 # there, model by model.
 # ```
 
-# %% tags=["remove-input"]
+# %% tags=["remove-cell"]
 if ok["matching"] is None:
-    display(
-        R.claim(
-            "label-free-best-method",
-            "Checked on the new set, {best} estimates your models' accuracy best, with {test[0]} RMSE "
-            "({rmse_best:.1f} points), and {worst} worst, with {test[1]} ({rmse_worst:.1f}); average confidence "
-            "overestimates it for {n_over} of {n} models.",
-            ranks_first(LF["rmse"], LF["best"], highest=False) & ranks_first(LF["rmse"], LF["worst"]),
-            **LF,
-        )
+    R.check(
+        "label-free-best-method",
+        ranks_first(LF["rmse"], LF["best"], highest=False) & ranks_first(LF["rmse"], LF["worst"]),
+        **LF,
     )
+else:
+    R.omit("label-free-best-method")
+
+# %% [markdown]
+# <span claim="label-free-best-method">Checked on the new set, {best} estimates your models' accuracy best,
+# with {test[0]} RMSE ({rmse_best:.1f} points), and {worst} worst, with {test[1]} ({rmse_worst:.1f}); average
+# confidence overestimates it for {n_over} of {n} models.</span>
 
 # %% tags=["remove-input"]
 if ok["label_free"] is None:
@@ -392,36 +386,21 @@ else:
 # ## Verdict
 
 # %% tags=["remove-input"]
-# the verdict's sentences, one claim each, said together at the end of the third cell
+# the verdict: a sentence per analysis that ran, then the skipped ones; a paragraph whose wording depends on what
+# ran, so its claims stay in code
 v = "On the new set your models' accuracy {moves} by {size:.1f} points on average ({n} models)."
 parts = [R.claim("verdict-drop", v, above(D["gap"], 0) if D["moves"] == "drops" else below(D["gap"], 0), **D)]
 if ok["linear_fits"] is None:
-    parts.append(
-        "Against Recht et al.'s printed lines, each over the models within its range: "
-        + report.reference_sentence(comparison, short=True)
-    )
-
-# %% tags=["remove-input"]
+    printed = report.reference_sentence(comparison, short=True)
+    parts.append(f"Against Recht et al.'s printed lines, each over the models within its range: {printed}")
 if ok["matching"] is None:
-    v = "Matching (Algorithm 1) {effect} it to {mgap1:.1f} points"
-    parts.append(
-        R.claim(
-            "verdict-matching", v + ".", within(M["mgap1"], *report.effect_range(M["gap"], M["effect"])), **M
-        )
-    )
-
-# %% tags=["remove-input"]
+    v = "Matching (Algorithm 1) {effect} it to {mgap1:.1f} points."
+    parts.append(R.claim("verdict-matching", v, within(M["mgap1"], *matched_range), **M))
 if ok["selection"] is None:
-    v = "The parametric selection adjustment {effect} it: {gap_param:.1f} points are left (per-model 95% intervals: ±{halfwidth:.1f} points, median half-width)"
-    parts.append(
-        R.claim(
-            "verdict-selection",
-            v + ".",
-            within(S["gap_param"], *report.effect_range(S["gap"], S["effect"], S["halfwidth"])),
-            **S,
-        )
-    )
-R.say(*parts, *[f"Skipped: {report.TITLES[a].lower()}, since {why}." for a, why in ok.items() if why])
+    v = "The parametric selection adjustment {effect} it: {gap_param:.1f} points are left (per-model 95% intervals: ±{halfwidth:.1f} points, median half-width)."
+    parts.append(R.claim("verdict-selection", v, within(S["gap_param"], *adjusted_range), **S))
+skipped = [f"Skipped: {report.TITLES[a].lower()}, since {why}." for a, why in ok.items() if why]
+R.say(*parts, *skipped)
 
 # %% [markdown]
 # ## Exercises
@@ -476,18 +455,3 @@ R.say(*parts, *[f"Skipped: {report.TITLES[a].lower()}, since {why}." for a, why 
 # for the run to say, not this text: compare the three estimates and their intervals in your run's table
 # with the ones on this page.
 # ````
-
-# %% tags=["remove-cell"]
-R.record({"data": data_label, "names": data.names, "analyses": ok, "drop": D})
-R.record({"accuracies": table.to_dict(orient="index")})
-if ok["linear_fits"] is None:
-    R.record({"fits": {s: fits[s]["fit"].summary() for s in fits}, "fit_facts": F})
-    R.record({"references": comparison.to_dict(orient="index")})
-if ok["matching"] is None:
-    R.record({"matching": M, "label_free": LF})
-if ok["label_free"] is None:
-    R.record({"unlabeled_estimates": lf_unl.to_dict(orient="index")})
-if ok["selection"] is None:
-    R.record({"selection": {**S, **sel_notes, "per_model": sel.to_dict(orient="index")}})
-if ok["mlm"] is None:
-    R.record({"mlm": MF})

@@ -69,9 +69,16 @@ def _test_kind(node) -> str:
 
 
 def _condition(call: ast.Call):
-    if len(call.args) >= 3:
-        return call.args[2]
+    position = 2 if call.func.attr == "claim" else 1  # R.check(id, test): its words are in the markdown
+    if len(call.args) > position:
+        return call.args[position]
     return next(k.value for k in call.keywords if k.arg == "holds")
+
+
+def _claims(chapter: str):
+    """Every claim of a chapter: stated in code (``R.claim``) or in its markdown (``R.check``)."""
+    yield from _calls(chapter, "claim")
+    yield from _calls(chapter, "check")
 
 
 @pytest.mark.parametrize(
@@ -84,7 +91,7 @@ def _condition(call: ast.Call):
     ],
 )
 def test_every_claim_is_tested_by_a_helper(chapter):
-    kinds = {_literal_id(call): _test_kind(_condition(call)) for call in _calls(chapter, "claim")}
+    kinds = {_literal_id(call): _test_kind(_condition(call)) for call in _claims(chapter)}
     assert len(kinds) >= 6, f"{chapter}: only {len(kinds)} claims"
     weak = {k: v for k, v in kinds.items() if v not in ("helper", "fact")}
     assert not weak, f"{chapter}: claims whose condition is not a helper or fact(..., why=...): {weak}"
@@ -106,7 +113,7 @@ def _run_inputs(node) -> set[str]:
 def test_no_claim_is_tested_on_literals_alone(chapter):
     literal = [
         f"{_literal_id(call)}: {ast.unparse(_condition(call))[:80]}"
-        for call in _calls(chapter, "claim")
+        for call in _claims(chapter)
         if not _run_inputs(_condition(call))
     ]
     assert not literal, (
@@ -119,6 +126,28 @@ def test_the_literal_guard_sees_a_literal_test():
         ast.parse(src, mode="eval").body for src in ("equal(0, 0) & above(1.0, 0.5)", "above(x, 0.5)")
     )
     assert not _run_inputs(literal) and _run_inputs(computed) == {"x"}
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_sentence_of_the_markdown_is_checked_once(chapter):
+    """A claim span of the prose with no ``R.check`` would reach the page unformatted and untested; a check
+    whose span is gone tests a sentence nobody reads."""
+    import jupytext
+
+    from shifteval.book import prose
+
+    nb = jupytext.read(ROOT / "notebooks" / f"{chapter}.py")
+    written = list(prose.templates(nb))
+    checked = [_literal_id(call) for call in _calls(chapter, "check")]
+    assert sorted(written) == sorted(checked), (
+        f"{chapter}: spans never checked {sorted(set(written) - set(checked))}, "
+        f"checks without a span {sorted(set(checked) - set(written))}, "
+        f"checked twice {sorted({c for c in checked if checked.count(c) > 1})}"
+    )
+    omitted = {ast.literal_eval(arg) for call in _calls(chapter, "omit") for arg in call.args}
+    assert omitted <= set(written), (
+        f"{chapter}: R.omit of sentences not in the markdown: {omitted - set(written)}"
+    )
 
 
 def _literal_id(call: ast.Call) -> str:

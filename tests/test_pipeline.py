@@ -318,6 +318,66 @@ def test_a_false_claim_fails_a_default_run_naming_it(project):
     assert not (project / "book" / "chapters" / "claims.results.json").exists()
 
 
+SPANS = """# %% [markdown]
+# # A chapter whose claim is written in its prose
+
+# %% tags=["parameters"]
+threshold = 1.0
+
+# %%
+from shifteval.book import results
+from shifteval.book.claims import above
+
+R = results.Results()
+value = 2.0
+R.record({"value": value})
+
+# %% [markdown]
+# Lead. <span claim="value-above">The value {test.a:.1f} is {test} the threshold {test.b:.1f}.</span>
+# Tail.
+
+# %% tags=["remove-cell"]
+R.check("value-above", above(value, threshold))
+"""
+
+
+@pytest.mark.slow
+def test_a_claim_written_in_the_markdown_reaches_the_page_formatted_or_marked(project):
+    _add_chapter(project, "spans", SPANS, "description: t\nparameters:\n  threshold: 1.0\n")
+    ok = shifteval("run", "spans", cwd=project)
+    assert ok.returncode == 0, ok.stderr
+    chapters = project / "book" / "chapters"
+    res = json.loads((chapters / "spans.results.json").read_text())
+    assert res["claims"] == [
+        {
+            "id": "value-above",
+            "text": "The value 2.0 is above the threshold 1.0.",
+            "holds": True,
+            "test": "above(2, 1)",
+        }
+    ]
+    assert "spans" not in res
+    page = json.loads((chapters / "spans.ipynb").read_text())
+    prose = ["".join(c["source"]) for c in page["cells"] if c["cell_type"] == "markdown"]
+    assert "Lead. The value 2.0 is above the threshold 1.0.\nTail." in prose
+    assert not any("<span claim=" in p for p in prose)
+    flipped = shifteval("run", "spans", "-p", "threshold=5", cwd=project)
+    assert flipped.returncode == 0, flipped.stderr
+    page = (chapters / "spans.ipynb").read_text()
+    assert "The value 2.0 is above the threshold 5.0." in page and "Does not hold in this run" in page
+    _add_chapter(
+        project,
+        "unchecked",
+        SPANS.replace('R.check("value-above"', '0 and print("value-above"'),
+        "description: t\n",
+    )
+    out = shifteval("run", "unchecked", cwd=project)
+    assert (
+        out.returncode == 1 and "claim span(s) ['value-above'] were never checked by the run" in out.stderr
+    ), out.stderr[-800:]
+    assert not (chapters / "unchecked.ipynb").exists()
+
+
 def test_a_solution_wraps_its_paragraph_in_a_dropdown_and_marks_a_false_claim():
     from shifteval.book import results
 

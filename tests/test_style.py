@@ -124,3 +124,21 @@ def test_captions_carry_one_number():
             if title and re.search(r"\b(Fig\.|Figures?|Tables?) ?\d", title.group(1)):
                 titled.append(f"{path.name}: {title.group(1)}")
     assert not titled, "caption titles with a second number:\n" + "\n".join(titled)
+
+
+def test_hidden_input_is_at_most_two_fifths_of_a_chapters_code():
+    """Opened in Jupyter, a chapter reads as prose, analysis and figures: its claims' sentences are in the
+    markdown (``shifteval.book.prose``), so the bookkeeping in cells the book hides stays a minority."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "hidden_share", ROOT / "benchmarks" / "hidden_input_share.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    over = {
+        name: f"{hidden} of {total}"
+        for name, (hidden, total) in module.shares().items()
+        if hidden > 0.4 * total
+    }
+    assert not over, f"chapters whose hidden code lines exceed 40%: {over}"

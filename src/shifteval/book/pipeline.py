@@ -28,6 +28,7 @@ from typing import Any
 from .. import __version__
 from ..utils.io import atomic_write_bytes, atomic_write_json
 from ..utils.processes import spawn_safe
+from . import prose
 from .assemble import EDITIONS, build_html, fetch_data, log, real_edition_sources
 from .project import (
     CHAPTER_DIR,
@@ -222,6 +223,8 @@ def _execute_chapter(run: _ChapterRun, progress: bool) -> tuple[Any, dict[str, A
     The kernel gets the same thread count on every machine and an allocator that returns memory
     (:mod:`shifteval.book.threads`), and is told where the results go and whether claims are strict.
     A cell that raises fails the run (:func:`_keep_failed`); so does a chapter that records no results.
+    The claim spans of its markdown (:mod:`shifteval.book.prose`) go to the kernel as a JSON file, and
+    come back written as the run formatted them (:func:`_write_spans`).
     """
     import jupytext
     import papermill
@@ -233,11 +236,17 @@ def _execute_chapter(run: _ChapterRun, progress: bool) -> tuple[Any, dict[str, A
     with _staging(run.root, name) as work:
         running_nb = work / f"{name}.ipynb"
         running_results = work / f"{name}.results.json"
+        spans = work / f"{name}.claim-texts.json"
+        try:
+            atomic_write_json(spans, prose.templates(nb))
+        except ValueError as exc:
+            raise ChapterFailed(f"chapter {name!r}: {exc}") from None
         start = time.perf_counter()
         try:
             # the same thread count on every machine and glibc's allocator kept from returning memory
             # it takes back at once (shifteval.book.threads), and where results go
             kernel_env = {ENV_RESULTS: str(running_results), ENV_STRICT: "1" if run.strict else "0"}
+            kernel_env[prose.ENV_TEMPLATES] = str(spans)
             kernel_env |= kernel_variables(run.threads) | allocator_variables()
             with _kernel_environment(kernel_env):
                 executed = _execute(
@@ -266,7 +275,23 @@ def _execute_chapter(run: _ChapterRun, progress: bool) -> tuple[Any, dict[str, A
                 f"chapter {name!r} ran but did not record its results (results.Results().record(...))"
             )
         results = json.loads(running_results.read_text(encoding="utf-8"))
+        _write_spans(run, executed, results, running_nb)
     return executed, results, duration
+
+
+def _write_spans(run: _ChapterRun, executed, results: dict[str, Any], running_nb: Path) -> None:
+    """Write each claim span's sentence, as the run formatted it, into the page's markdown.
+
+    A span the run never checked fails the chapter (its notebook is kept under ``_build/failed/``).
+    """
+    try:
+        prose.render(executed, results.pop("spans", {}))
+    except ValueError as exc:
+        failed = run.root / "_build" / "failed" / f"{run.name}.ipynb"
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        if running_nb.exists():
+            os.replace(running_nb, failed)
+        raise ChapterFailed(f"chapter {run.name!r}: {exc}; the failed notebook is kept at {failed}") from None
 
 
 def _keep_failed(run: _ChapterRun, running_nb: Path, exc: Any) -> ChapterFailed:

@@ -6,6 +6,8 @@ A chapter opens a :class:`Results` (``R = results.Results()``) and, as it goes,
   formats ``text`` with ``values`` and keeps ``test`` -- the comparison, evaluated on the run's own
   numbers, that makes the sentence true, written with a helper of :mod:`shifteval.book.claims`
   (``above(a, b, by="well")``) whose words the text takes as ``{test}`` or ``{test:larger than}``;
+  a sentence of the chapter's markdown (a ``<span claim="id">`` of :mod:`shifteval.book.prose`) is
+  checked with ``R.check(id, test, **values)``, the same claim with its words in the prose;
 - cites a paper with ``R.cite(paper, where, quote=...)``, recorded so that a test checks the quote
   and the place against the paper's text;
 - glues every computed number that prose quotes: ``R.number(key, value, fmt)`` (used in markdown
@@ -30,11 +32,13 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..utils.io import atomic_write_json, to_json
+from . import prose
 from .claims import Check
 
 if TYPE_CHECKING:
@@ -256,6 +260,9 @@ class Results:
         self.numbers: dict[str, str] = {}
         self.results: dict = {}
         self.citations: list[dict] = []
+        self.spans: dict[str, dict] = {}
+        texts = os.environ.get(prose.ENV_TEMPLATES)
+        self.templates = json.loads(Path(texts).read_text(encoding="utf-8")) if texts else None
         _ACTIVE[:] = [self]
 
     def claim(self, id: str, text: str, holds, **values) -> Claim:
@@ -288,20 +295,83 @@ class Results:
         """
         if not isinstance(id, str) or not id:
             raise ValueError("a claim needs a non-empty string id")
-        if any(c.id == id for c in self.claims):
+        test = self._test(id, holds, values)
+        fields = {"test": test, **values} if "test" not in values else dict(values)
+        rendered = text.format(**fields) if values or "{test" in text else text
+        return self._state(Claim(id, rendered, test.holds, dict(values), test.expr, test.why))
+
+    def check(self, id: str, holds, **values) -> Claim:
+        """Test a sentence the chapter's markdown marks ``<span claim="id">`` (:mod:`shifteval.book.prose`).
+
+        The same as :meth:`claim` with the span's words as ``text``: the pipeline hands the spans to the
+        kernel and writes each sentence, as formatted here, into the page. Run outside the pipeline
+        (Jupyter), where the spans are not known, the claim's text is its id and test.
+
+        Raises
+        ------
+        ValueError
+            When the chapter's markdown has no span ``id``, or the span names a field not given.
+        ClaimFailed
+            In a strict run, when the claim does not hold.
+
+        Examples
+        --------
+        >>> from shifteval.book.claims import below
+        >>> R = Results(path=None, strict=False)
+        >>> R.templates = {"drop": "The new set costs {test.a:.1f} points, {test:less than} 5."}
+        >>> R.check("drop", below(3.46, 5)).text
+        'The new set costs 3.5 points, less than 5.'
+        """
+        if not isinstance(id, str) or not id:
+            raise ValueError("a claim needs a non-empty string id")
+        if self.templates is not None and id not in self.templates:
+            raise ValueError(f'claim {id!r}: the chapter\'s markdown has no <span claim="{id}">')
+        test = self._test(id, holds, values)
+        fields = {"test": test, **values} if "test" not in values else dict(values)
+        text = (
+            prose.fill(self.templates[id], fields) if self.templates is not None else f"`{id}`: {test.expr}"
+        )
+        claim = Claim(id, text, test.holds, dict(values), test.expr, test.why)
+        self.spans[id] = {"text": text, "admonition": None if claim.holds else claim.admonition()}
+        return self._state(claim)
+
+    def omit(self, *ids: str) -> None:
+        """Leave out the markdown's sentences ``ids``: their analysis did not run (e.g. a folder without votes).
+
+        The page shows neither the sentence nor a mark; the claim is not recorded. A markdown cell left
+        with no text disappears.
+
+        Examples
+        --------
+        >>> R = Results(path=None, strict=False)
+        >>> R.templates = {"votes": "The votes say {x}."}
+        >>> R.omit("votes")
+        >>> R.as_dict()["spans"], R.as_dict()["claims"]
+        ({'votes': {'text': '', 'admonition': None}}, [])
+        """
+        for id in ids:
+            if self.templates is not None and id not in self.templates:
+                raise ValueError(f'claim {id!r}: the chapter\'s markdown has no <span claim="{id}">')
+            if id in self.spans:
+                raise ValueError(f"claim {id!r} was already checked or omitted")
+            self.spans[id] = {"text": "", "admonition": None}
+        self._write()
+
+    def _test(self, id: str, holds, values: dict) -> Check:
+        if any(c.id == id for c in self.claims) or id in self.spans:
             raise ValueError(f"claim id {id!r} is used twice in this chapter")
         truth = holds(**values) if callable(holds) else holds
         if isinstance(truth, np.ndarray):
             raise ValueError(f"claim {id!r}: the condition is an array; reduce it with .all() or .any()")
-        test = truth if isinstance(truth, Check) else Check("bool", bool(truth))
-        fields = {"test": test, **values} if "test" not in values else dict(values)
-        rendered = text.format(**fields) if values or "{test" in text else text
-        claim = Claim(id, rendered, test.holds, dict(values), test.expr, test.why)
+        return truth if isinstance(truth, Check) else Check("bool", bool(truth))
+
+    def _state(self, claim: Claim) -> Claim:
+        """Record a claim; in a strict run, refuse one that does not hold."""
         self.claims.append(claim)
         self._write()
         if self.strict and not claim.holds:
             raise ClaimFailed(
-                f"claim {id!r} does not hold in this default run: {rendered!r} ({claim.values_text()})"
+                f"claim {claim.id!r} does not hold in this default run: {claim.text!r} ({claim.values_text()})"
             )
         return claim
 
@@ -369,7 +439,7 @@ class Results:
         """
         if not isinstance(results, dict):
             raise ValueError(f"results must be a dict, got {type(results).__name__}")
-        reserved = {"claims", "citations", "numbers", "provenance"} & set(results)
+        reserved = {"claims", "citations", "numbers", "provenance", "spans"} & set(results)
         if reserved:
             raise ValueError(f"results may not set the reserved key(s) {sorted(reserved)}")
         self.results.update(_normalise(results))
@@ -462,6 +532,7 @@ class Results:
             "citations": list(self.citations),
             "numbers": dict(self.numbers),
             "figures": dict(_FIGURES),
+            **({"spans": dict(self.spans)} if self.spans else {}),
         }
 
     def _write(self) -> dict:
