@@ -283,7 +283,7 @@ R.check("detector-beats-classifier", every(above(det[s], cls[s]) for s in ood_so
 
 # %% [markdown]
 # <span claim="detector-clears-0.95">The detector tells {names} from the {ref} digits with AUROC {aurocs},
-# both above 0.95</span> <span claim="detector-beats-classifier">; outlier exposure raises the AUROC of every
+# both above 0.95</span><span claim="detector-beats-classifier">; outlier exposure raises the AUROC of every
 # source above that of the classifier's own energies ({pairs}).</span>
 
 # %% [markdown]
@@ -391,7 +391,7 @@ else:
 # Zhu et al. {glue:md}`ood-autoeval-paper-800`; this chapter draws
 # {glue:md}`ood-autoeval-meta-sets`. <span claim="meta-sets-early-gain">The MLP's validation error on this
 # chapter's {n} meta-sets, {test.a:.2f} points, is {test} its {test.b:.2f} points when fitted on the first
-# {n_min}.</span> <span claim="meta-sets-late-gain">On {n_max} meta-sets it errs by {test[0].a:.2f} points,
+# {n_min}.</span> <span claim="meta-sets-late-gain">On {n_max} meta-sets the MLP errs by {test[0].a:.2f} points,
 # within {test[1].a:g} point of its {test[0].b:.2f} on {n}: a margin {test[1]:smaller than} the
 # {test[1].b:.2f} points by which the MLP beats linear regression on FD.</span> <span claim="meta-sets-linear-flat">Linear
 # regression on FD, a single feature, stays within {tol:g} point: {test.b:.2f} points on {n_min} meta-sets,
@@ -671,8 +671,8 @@ else:
 
 # %% [markdown]
 # <span claim="meta-tau-excludes-less">Our remedy, τ read off the meta-sets' energies, excludes {test.a:.1%}
-# of {src}'s ID images where the paper's threshold excludes {test.b:.1%},</span>
-# <span claim="meta-tau-keeps-foreign">but it lets {test[0].a:.1%} of the foreign images in the test sets
+# of {src}'s ID images where the paper's threshold excludes {test.b:.1%}.</span>
+# <span claim="meta-tau-keeps-foreign">The remedy, though, lets {test[0].a:.1%} of the foreign images in the test sets
 # through (the paper's threshold {test[0].b:.1%}), and on the clean source it errs by {test[1].a:.2f} points
 # (paper's threshold: {test[1].b:.2f}).</span> <span claim="meta-tau-loses-overall">Over all test sets it
 # errs by {test.a:.2f} points, {test:more than} the paper's threshold ({test.b:.2f}; AutoEval without
@@ -1035,8 +1035,8 @@ R.check("exposure-keeps-fewer", every(below(kept_det[s], kept_cls[s]) for s in o
 # training energies lets many of them through, and the OOD-aware estimate moves towards AutoEval without
 # detection — expect it most at 40% OOD, where there are most foreign images to miss. In a run without outlier
 # exposure the detector is the classifier, so the detection table's two rows coincide and the two claims
-# comparing them fail (`notebooks/predictions.yaml` records this, and a test runs it). In this run, with
-# outlier exposure: <span claim="exposure-keeps-fewer">In this run the classifier's own energies keep
+# comparing them fail (`notebooks/predictions.yaml` records this, and a test runs it).
+# <span claim="exposure-keeps-fewer">In this run, with outlier exposure, the classifier's own energies keep
 # {classifier} of the {sources} images, the detector's {detector}: fewer for every source.</span>
 # ````
 

@@ -52,17 +52,23 @@ def test_check_takes_its_words_from_the_span_and_the_page_shows_them():
     assert nb.cells[0].source == "Lead. The gap is 3.2 points, above zero. Tail."
 
 
-def test_a_false_check_is_marked_on_the_page_or_refused_when_strict():
-    nb = _notebook('<span claim="big">The gap exceeds {test.b:.0f} points.</span>')
+def test_a_false_check_is_marked_where_it_stands_or_refused_when_strict():
+    """The mark stays beside its sentence: inside its paragraph, before the next one, inside a solution."""
+    nb = _notebook(
+        'Lead. <span claim="big">The gap exceeds {test.b:.0f} points.</span> Tail.\n\nNext paragraph.',
+        '````{solution} ex-1\n:class: dropdown\n<span claim="ok">Holds {test.a:.0f}.</span>\n````',
+    )
     R = Results(path=None, strict=False)
     R.templates = prose.templates(nb)
-    assert not R.check("big", above(3.21, 5)).holds
+    assert not R.check("big", above(3.21, 5)).holds and R.check("ok", above(2, 1)).holds
     prose.render(nb, R.as_dict()["spans"])
-    text, admonition = nb.cells[0].source.split("\n\n", 1)
-    assert text == "The gap exceeds 5 points." and "Does not hold in this run" in admonition
-    assert "claim `big`" in admonition and "above(3.21, 5)" in admonition
+    assert nb.cells[0].source == (
+        "Lead. The gap exceeds 5 points. **[does not hold in this run: no values recorded; test above(3.21, 5)]**"
+        " Tail.\n\nNext paragraph."
+    )
+    assert nb.cells[1].source == "````{solution} ex-1\n:class: dropdown\nHolds 2.\n````"
     strict = Results(path=None, strict=True)
-    strict.templates = {"big": "The gap exceeds {test.b:.0f} points."}
+    strict.templates = {"big": "The gap exceeds {test.b} points."}
     with pytest.raises(ClaimFailed, match="'big' does not hold"):
         strict.check("big", above(3.21, 5))
 

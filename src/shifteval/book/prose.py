@@ -13,9 +13,9 @@ and stays as it is.
 
 The pipeline reads the spans before the notebook runs (:func:`templates`) and hands them to the kernel
 (environment variable ``SHIFTEVAL_CLAIM_TEXTS``, a JSON file); after the run it writes each sentence as
-the run formatted it into the page (:func:`render`), followed, where one does not hold, by the same
-"does not hold in this run" admonition as a claim stated in code. Opened in Jupyter, the source reads
-as prose whose numbers are named; the book shows them.
+the run formatted it into the page (:func:`render`); one that does not hold (in a run other than the
+default, which refuses it) is marked where it stands, "[does not hold in this run: values; test]".
+Opened in Jupyter, the source reads as prose whose numbers are named; the book shows them.
 """
 
 from __future__ import annotations
@@ -92,12 +92,12 @@ def fill(template: str, fields: Mapping[str, object]) -> str:
     return FIELD.sub(one, template)
 
 
-def render(nb, shown: Mapping[str, Mapping[str, str | None]]) -> None:
+def render(nb, shown: Mapping[str, str]) -> None:
     """Replace each span of ``nb``'s markdown by its sentence as the run formatted it (in place).
 
-    ``shown`` maps a claim id to ``{"text": ..., "admonition": ...}`` (``None`` when it holds), as the
-    kernel recorded it (``results.json``'s ``spans``); a cell with a claim that does not hold ends with
-    that claim's admonition. An omitted sentence (``Results.omit``) has the text ``""``.
+    ``shown`` maps a claim id to its markdown as the kernel recorded it (``results.json``'s ``spans``):
+    the sentence, marked in place "[does not hold in this run: values; test]" where it does not hold
+    (inside its paragraph, list item or solution), or ``""`` for a sentence left out (``Results.omit``).
 
     Raises
     ------
@@ -110,8 +110,6 @@ def render(nb, shown: Mapping[str, Mapping[str, str | None]]) -> None:
         missing = [key for key, _ in spans(cell.source) if key not in shown]
         if missing:
             raise ValueError(f"claim span(s) {missing} were never checked by the run (R.check)")
-        failed = [shown[key]["admonition"] for key, _ in spans(cell.source) if shown[key]["admonition"]]
         # an omitted sentence leaves no text and one space between its neighbours
-        text = SPAN.sub(lambda m: str(shown[m["id"]]["text"]) or "\0", cell.source)
-        text = re.sub(r"[ \t]?\0[ \t]?", " ", text).strip() if "\0" in text else text
-        cell.source = "\n\n".join([text, *failed])  # type: ignore[list-item]
+        text = SPAN.sub(lambda m: str(shown[m["id"]]) or "\0", cell.source)
+        cell.source = re.sub(r"[ \t]?\0[ \t]?", " ", text).strip() if "\0" in text else text

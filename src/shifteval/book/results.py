@@ -21,7 +21,8 @@ and whether claims are strict (``SHIFTEVAL_STRICT_CLAIMS=1``, set for the ``defa
 set without overrides). In a strict run a claim that does not hold raises :class:`ClaimFailed`,
 so the book is never published saying something its own run contradicts. In any other run
 (a student's re-run, ``smoke``, ``real``) the page shows the sentence in a "does not hold in this
-run" admonition with the values, and ``<chapter>.results.json`` records ``holds: false``.
+run" admonition with the values (a sentence of the markdown, checked by :meth:`Results.check`, is
+marked where it stands), and ``<chapter>.results.json`` records ``holds: false``.
 
 Run interactively, nothing is written and claims are not strict.
 """
@@ -73,9 +74,20 @@ def _normalise(obj):
 
 
 def _show(value) -> str:
-    """A value as the "does not hold" message shows it (floats to 4 significant digits)."""
+    """A value as the "does not hold" message shows it (floats to 4 significant digits, on one line).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> _show(pd.Series({"accuracy": 0.61234, "n": 400}, name="from scratch"))
+    '{accuracy: 0.6123, n: 400}'
+    """
     if isinstance(value, (float, np.floating)):
         return f"{float(value):.4g}"
+    if (
+        hasattr(value, "to_dict") and hasattr(value, "index") and getattr(value, "ndim", 0) == 1
+    ):  # a table row
+        return "{" + ", ".join(f"{k}: {_show(v)}" for k, v in value.to_dict().items()) + "}"
     if isinstance(value, np.ndarray):
         return np.array2string(value, precision=4, threshold=20)
     return str(value)
@@ -260,7 +272,7 @@ class Results:
         self.numbers: dict[str, str] = {}
         self.results: dict = {}
         self.citations: list[dict] = []
-        self.spans: dict[str, dict] = {}
+        self.spans: dict[str, str] = {}
         texts = os.environ.get(prose.ENV_TEMPLATES)
         self.templates = json.loads(Path(texts).read_text(encoding="utf-8")) if texts else None
         _ACTIVE[:] = [self]
@@ -332,7 +344,7 @@ class Results:
             prose.fill(self.templates[id], fields) if self.templates is not None else f"`{id}`: {test.expr}"
         )
         claim = Claim(id, text, test.holds, dict(values), test.expr, test.why)
-        self.spans[id] = {"text": text, "admonition": None if claim.holds else claim.admonition()}
+        self.spans[id] = claim.inline()  # a sentence that does not hold is marked where it stands
         return self._state(claim)
 
     def omit(self, *ids: str) -> None:
@@ -347,14 +359,14 @@ class Results:
         >>> R.templates = {"votes": "The votes say {x}."}
         >>> R.omit("votes")
         >>> R.as_dict()["spans"], R.as_dict()["claims"]
-        ({'votes': {'text': '', 'admonition': None}}, [])
+        ({'votes': ''}, [])
         """
         for id in ids:
             if self.templates is not None and id not in self.templates:
                 raise ValueError(f'claim {id!r}: the chapter\'s markdown has no <span claim="{id}">')
             if id in self.spans:
                 raise ValueError(f"claim {id!r} was already checked or omitted")
-            self.spans[id] = {"text": "", "admonition": None}
+            self.spans[id] = ""
         self._write()
 
     def _test(self, id: str, holds, values: dict) -> Check:
