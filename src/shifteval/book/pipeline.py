@@ -287,20 +287,22 @@ def _write_spans(run: _ChapterRun, executed, results: dict[str, Any], running_nb
     try:
         prose.render(executed, results.pop("spans", {}))
     except ValueError as exc:
-        failed = run.root / "_build" / "failed" / f"{run.name}.ipynb"
-        failed.parent.mkdir(parents=True, exist_ok=True)
-        if running_nb.exists():
-            os.replace(running_nb, failed)
+        failed = _failed_notebook(run, running_nb)
         raise ChapterFailed(f"chapter {run.name!r}: {exc}; the failed notebook is kept at {failed}") from None
+
+
+def _failed_notebook(run: _ChapterRun, running_nb: Path) -> Path:
+    """Move a failed run's notebook to ``_build/failed/`` (never in the book); return where it is."""
+    failed = run.root / "_build" / "failed" / f"{run.name}.ipynb"
+    failed.parent.mkdir(parents=True, exist_ok=True)
+    if running_nb.exists():
+        os.replace(running_nb, failed)
+    return failed
 
 
 def _keep_failed(run: _ChapterRun, running_nb: Path, exc: Any) -> ChapterFailed:
     """Keep a failed notebook under ``_build/failed/`` (never in the book); the error that says where."""
-    failed_dir = run.root / "_build" / "failed"
-    failed_dir.mkdir(parents=True, exist_ok=True)
-    failed = failed_dir / f"{run.name}.ipynb"
-    if running_nb.exists():
-        os.replace(running_nb, failed)
+    failed = _failed_notebook(run, running_nb)
     return ChapterFailed(
         f"chapter {run.name!r} failed in cell {exc.cell_index} (execution count {exc.exec_count}): "
         f"{exc.ename}: {exc.evalue}\n"

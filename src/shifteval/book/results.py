@@ -305,10 +305,7 @@ class Results:
         ClaimFailed
             In a strict run, when the claim does not hold (the message names it, its values and test).
         """
-        if not isinstance(id, str) or not id:
-            raise ValueError("a claim needs a non-empty string id")
-        test = self._test(id, holds, values)
-        fields = {"test": test, **values} if "test" not in values else dict(values)
+        test, fields = self._test(id, holds, values)
         rendered = text.format(**fields) if values or "{test" in text else text
         return self._state(Claim(id, rendered, test.holds, dict(values), test.expr, test.why))
 
@@ -334,12 +331,8 @@ class Results:
         >>> R.check("drop", below(3.46, 5)).text
         'The new set costs 3.5 points, less than 5.'
         """
-        if not isinstance(id, str) or not id:
-            raise ValueError("a claim needs a non-empty string id")
-        if self.templates is not None and id not in self.templates:
-            raise ValueError(f'claim {id!r}: the chapter\'s markdown has no <span claim="{id}">')
-        test = self._test(id, holds, values)
-        fields = {"test": test, **values} if "test" not in values else dict(values)
+        self._has_span(id)
+        test, fields = self._test(id, holds, values)
         text = (
             prose.fill(self.templates[id], fields) if self.templates is not None else f"`{id}`: {test.expr}"
         )
@@ -362,20 +355,28 @@ class Results:
         ({'votes': ''}, [])
         """
         for id in ids:
-            if self.templates is not None and id not in self.templates:
-                raise ValueError(f'claim {id!r}: the chapter\'s markdown has no <span claim="{id}">')
+            self._has_span(id)
             if id in self.spans:
                 raise ValueError(f"claim {id!r} was already checked or omitted")
             self.spans[id] = ""
         self._write()
 
-    def _test(self, id: str, holds, values: dict) -> Check:
+    def _has_span(self, id: str) -> None:
+        """Refuse an id the chapter's markdown does not mark (known only under the pipeline)."""
+        if self.templates is not None and id not in self.templates:
+            raise ValueError(f'claim {id!r}: the chapter\'s markdown has no <span claim="{id}">')
+
+    def _test(self, id: str, holds, values: dict) -> tuple[Check, dict]:
+        """The claim's test, evaluated, and the fields its words are formatted with."""
+        if not isinstance(id, str) or not id:
+            raise ValueError("a claim needs a non-empty string id")
         if any(c.id == id for c in self.claims) or id in self.spans:
             raise ValueError(f"claim id {id!r} is used twice in this chapter")
         truth = holds(**values) if callable(holds) else holds
         if isinstance(truth, np.ndarray):
             raise ValueError(f"claim {id!r}: the condition is an array; reduce it with .all() or .any()")
-        return truth if isinstance(truth, Check) else Check("bool", bool(truth))
+        test = truth if isinstance(truth, Check) else Check("bool", bool(truth))
+        return test, ({"test": test, **values} if "test" not in values else dict(values))
 
     def _state(self, claim: Claim) -> Claim:
         """Record a claim; in a strict run, refuse one that does not hold."""
