@@ -54,7 +54,7 @@ from shifteval.book import results
 from shifteval.datasets import published, released
 from shifteval.linfit import perimage, recht2019, testbeds
 
-R = results.Results()
+R = results.Results("linear-fits")
 viz.set_style()
 paper = published.reported()["recht2019"]
 tables = {name: published.load_table(name) for name in published.list_tables()}

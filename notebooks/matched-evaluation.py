@@ -60,7 +60,7 @@ from shifteval.book import results
 from shifteval.datasets import world as worlds
 from shifteval.matching import findings, study
 
-R = results.Results()
+R = results.Results("matched-evaluation")
 viz.set_style()
 if predictions_dir is None:
     w = worlds.build_world(world)

@@ -72,7 +72,7 @@ from shifteval.datasets import published
 from shifteval.datasets import splits as data_splits
 from shifteval.nets import predict_torch
 
-R = results.Results()
+R = results.Results("mlm")
 viz.set_style()
 splits, data_label = data_splits.image_splits(world, dataset, data_dir)
 x_train, y_train = (a[:n_train] for a in splits["train"])

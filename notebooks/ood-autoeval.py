@@ -97,7 +97,7 @@ from shifteval.book import results
 from shifteval.datasets import splits
 from shifteval.viz import ood_autoeval as figs
 
-R = results.Results()
+R = results.Results("ood-autoeval")
 viz.set_style()
 data = splits.load_data(world, dataset, data_dir)
 pools = ae.training_pools(data, holdout_fraction, seed)

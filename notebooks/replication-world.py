@@ -63,7 +63,7 @@ from shifteval.datasets import published, world_summary
 from shifteval.datasets import world as worlds
 
 viz.set_style()
-R = results.Results()
+R = results.Results("replication-world")
 w = worlds.build_world(world)
 cfg = w.config
 sizes = world_summary.size_summary(w)

@@ -62,7 +62,7 @@ from shifteval.datasets import world as worlds
 from shifteval.selection import study as selection_study
 
 viz.set_style()
-R = results.Results()
+R = results.Results("selection-bias")
 
 # %% tags=["remove-input"]
 s3_quote = "Each image was seen by 40 distinct annotators"

@@ -88,7 +88,7 @@ from shifteval.book import results
 from shifteval.book.claims import above, below, ranks_first, within
 from shifteval.yourrep import analysis, export, folder, report
 
-R = results.Results()
+R = results.Results("your-replication")
 viz.set_style()
 
 # %% tags=["remove-stderr"]
@@ -158,13 +158,12 @@ if ok["linear_fits"] is None:
     refs = analysis.reference_lines(n_boot=n_boot, seed=seed)
     comparison = analysis.compare_with_references(table, refs)
     F = report.fit_facts(fits, comparison)
-    R.figure("your-replication-fits", viz.your_replication.fit_with_references(table, fits, refs))
+    fig = viz.your_replication.fit_with_references(table, fits, refs)
     R.record({"fits": {s: fits[s]["fit"].summary() for s in fits}, "fit_facts": F})
     R.record({"references": comparison.to_dict(orient="index")})
 else:
-    R.figure(
-        "your-replication-fits", viz.your_replication.skipped(report.TITLES["linear_fits"], ok["linear_fits"])
-    )
+    fig = viz.your_replication.skipped(report.TITLES["linear_fits"], ok["linear_fits"])
+R.figure("your-replication-fits", fig)
 
 # %% [markdown]
 # ```{glue:figure} your-replication-fits
@@ -209,12 +208,11 @@ if ok["matching"] is None:
     M = report.matching_facts(mtables)
     # the matched gaps that the word M["effect"] ("narrows", "reverses", ...) describes
     matched_range = report.effect_range(M["gap"], M["effect"])
-    R.figure("your-replication-matching", viz.your_replication.matched_gaps(mtables))
+    fig = viz.your_replication.matched_gaps(mtables)
     R.record({"matching": M})
 else:
-    R.figure(
-        "your-replication-matching", viz.your_replication.skipped(report.TITLES["matching"], ok["matching"])
-    )
+    fig = viz.your_replication.skipped(report.TITLES["matching"], ok["matching"])
+R.figure("your-replication-matching", fig)
 
 # %% [markdown]
 # ```{glue:figure} your-replication-matching
@@ -258,13 +256,11 @@ if ok["selection"] is None:
     S = report.selection_facts(sel)
     # the gaps left that the word S["effect"] describes, a gap within the intervals' half-width counting as none
     adjusted_range = report.effect_range(S["gap"], S["effect"], S["halfwidth"])
-    R.figure("your-replication-selection", viz.your_replication.selection_estimates(sel))
+    fig = viz.your_replication.selection_estimates(sel)
     R.record({"selection": {**S, **sel_notes, "per_model": sel.to_dict(orient="index")}})
 else:
-    R.figure(
-        "your-replication-selection",
-        viz.your_replication.skipped(report.TITLES["selection"], ok["selection"]),
-    )
+    fig = viz.your_replication.skipped(report.TITLES["selection"], ok["selection"])
+R.figure("your-replication-selection", fig)
 
 # %% [markdown]
 # ```{glue:figure} your-replication-selection
@@ -302,10 +298,11 @@ if ok["mlm"] is None:
     ML = analysis.mlm_of_best(data)
     MF = report.mlm_facts(ML)
     agree_range = report.AGREEMENT[MF["agree"]]  # the Spearman correlations the word MF["agree"] describes
-    R.figure("your-replication-mlm", viz.your_replication.mlm_sets(ML))
+    fig = viz.your_replication.mlm_sets(ML)
     R.record({"mlm": MF})
 else:
-    R.figure("your-replication-mlm", viz.your_replication.skipped(report.TITLES["mlm"], ok["mlm"]))
+    fig = viz.your_replication.skipped(report.TITLES["mlm"], ok["mlm"])
+R.figure("your-replication-mlm", fig)
 
 # %% [markdown]
 # ```{glue:figure} your-replication-mlm
@@ -342,12 +339,11 @@ else:
 lf_new, lf_unl = analysis.label_free_table(data)
 if ok["matching"] is None:
     LF = report.label_free_facts(lf_new, analysis.rmse_by_method(lf_new))
-    R.figure("your-replication-label-free", viz.your_replication.label_free(lf_new, lf_unl))
+    fig = viz.your_replication.label_free(lf_new, lf_unl)
     R.record({"label_free": LF})
 else:
-    R.figure(
-        "your-replication-label-free", viz.your_replication.skipped("Label-free estimates", ok["matching"])
-    )
+    fig = viz.your_replication.skipped("Label-free estimates", ok["matching"])
+R.figure("your-replication-label-free", fig)
 if ok["label_free"] is None:
     R.record({"unlabeled_estimates": lf_unl.to_dict(orient="index")})
 

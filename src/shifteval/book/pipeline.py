@@ -28,7 +28,7 @@ from typing import Any
 from .. import __version__
 from ..utils.io import atomic_write_bytes, atomic_write_json
 from ..utils.processes import spawn_safe
-from . import prose
+from . import prose, reader
 from .assemble import EDITIONS, build_html, fetch_data, log, real_edition_sources
 from .project import (
     CHAPTER_DIR,
@@ -280,12 +280,13 @@ def _execute_chapter(run: _ChapterRun, progress: bool) -> tuple[Any, dict[str, A
 
 
 def _write_spans(run: _ChapterRun, executed, results: dict[str, Any], running_nb: Path) -> None:
-    """Write each claim span's sentence, as the run formatted it, into the page's markdown.
+    """Write each claim span's sentence, as the run formatted it, and each glued number into the page's markdown.
 
-    A span the run never checked fails the chapter (its notebook is kept under ``_build/failed/``).
+    A span the run never checked, or a number quoted but never glued, fails the chapter (its notebook is kept under ``_build/failed/``).
     """
     try:
         prose.render(executed, results.pop("spans", {}))
+        reader.resolve_glue(executed, results.get("numbers", {}))
     except ValueError as exc:
         failed = _failed_notebook(run, running_nb)
         raise ChapterFailed(f"chapter {run.name!r}: {exc}; the failed notebook is kept at {failed}") from None

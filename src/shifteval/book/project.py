@@ -55,11 +55,13 @@ def find_root(start: str | Path | None = None) -> Path:
     ...     find_root(root / "notebooks" / "params") == root
     True
     """
-    here = Path(start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / "_toc.yml").is_file() and (folder / "notebooks").is_dir():
-            return folder
-    raise PipelineError(f"no shifteval project found at or above {here} (expected _toc.yml and notebooks/)")
+    from ..utils.cache import project_root
+
+    root = project_root(start)
+    if root is None:
+        here = Path(start or Path.cwd()).resolve()
+        raise PipelineError(f"no shifteval project found at or above {here} (expected _toc.yml and notebooks/)")
+    return root
 
 
 def _toc_files(node) -> list[str]:

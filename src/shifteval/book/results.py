@@ -24,7 +24,10 @@ so the book is never published saying something its own run contradicts. In any 
 run" admonition with the values (a sentence of the markdown, checked by :meth:`Results.check`, is
 marked where it stands), and ``<chapter>.results.json`` records ``holds: false``.
 
-Run interactively, nothing is written and claims are not strict.
+Run outside the pipeline (a chapter opened in JupyterLab and run top to bottom, or executed by plain
+papermill or nbconvert), nothing is written and claims are not strict; ``Results("<chapter>")`` then reads
+the claim sentences from the chapter's source (``notebooks/<chapter>.py``), and each figure and table is
+shown at the cell that makes it, each check as its sentence marked "holds" or "does not hold in this run".
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -156,6 +160,80 @@ class Claim:
         return record | ({"why": self.why} if self.why else {})
 
 
+class _Shown(Claim):
+    """A claim already shown where it was checked (outside the pipeline): a cell ending in it shows it once."""
+
+    def _ipython_display_(self) -> None:
+        pass
+
+
+HOLDS_MARK, FAILS_MARK = "✅ **holds:**", "❌ **does not hold in this run:**"
+
+
+def marked(claim: Claim, plain: Callable[[str], str] | None = None) -> str:
+    """A checked sentence as a notebook run outside the pipeline shows it: marked as holding or not.
+
+    Parameters
+    ----------
+    claim : Claim
+        The claim as checked.
+    plain : callable, optional
+        Turns the sentence's MyST roles into text (:class:`shifteval.book.reader.Converter`).
+
+    Examples
+    --------
+    >>> marked(Claim("gap", "The gap is 3.2 points.", True))
+    '✅ **holds:** The gap is 3.2 points.'
+    >>> marked(Claim("gap", "The gap is 3.2 points.", False, {"gap": 3.2}, "above(3.2, 5)"))
+    '❌ **does not hold in this run:** The gap is 3.2 points. (`gap`: gap = 3.2; test above(3.2, 5))'
+    """
+    text = plain(claim.text) if plain is not None else claim.text
+    if claim.holds:
+        return f"{HOLDS_MARK} {text}"
+    return f"{FAILS_MARK} {text} (`{claim.id}`: {claim.values_text()})"
+
+
+def in_kernel() -> bool:
+    """Whether this code runs in a Jupyter kernel (where figures, tables and claims can be displayed)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with the notebook stack
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def source_templates(chapter: str, start: str | Path | None = None) -> dict[str, str] | None:
+    """The claim sentences of a chapter's source (``notebooks/<chapter>.py``), or None when it is not found.
+
+    Parameters
+    ----------
+    chapter : str
+        The chapter's name.
+    start : str or pathlib.Path, optional
+        Where to look for the project (the current directory by default: a notebook's kernel starts in
+        ``notebooks/``, papermill's in the project root).
+
+    Examples
+    --------
+    >>> sorted(source_templates("linear-fits"))[:2]
+    ['balanced-best-unchanged', 'balanced-improvement']
+    >>> source_templates("no-such-chapter") is None
+    True
+    """
+    import jupytext
+
+    from .project import PipelineError, find_root
+
+    try:
+        source = find_root(start) / "notebooks" / f"{chapter}.py"
+    except PipelineError:
+        return None
+    if not source.is_file():
+        return None
+    return prose.templates(jupytext.read(source, fmt="py:percent"))
+
+
 class Paragraph:
     """Prose made of literal sentences and claims (see :meth:`Results.say`)."""
 
@@ -239,11 +317,17 @@ class Results:
 
     Parameters
     ----------
+    chapter : str, optional
+        The chapter's name: outside the pipeline, its claim sentences are read from its source.
     path : str, path or None
         Where ``results.json`` goes; by default ``$SHIFTEVAL_RESULTS`` (set by the pipeline), and
         nothing is written when that is unset.
     strict : bool or None
         Whether a false claim raises; by default ``$SHIFTEVAL_STRICT_CLAIMS == "1"``.
+    interactive : bool or None
+        Show each figure, table and checked sentence where it is made (a notebook run outside the
+        pipeline) instead of handing it to the book; by default, when this runs in a Jupyter kernel and
+        the pipeline did not start it (``$SHIFTEVAL_RESULTS`` unset).
 
     Examples
     --------
@@ -265,16 +349,24 @@ class Results:
     ('3.2 points', {'gap-text': '3.2'})
     """
 
-    def __init__(self, path=None, strict: bool | None = None):
+    def __init__(
+        self, chapter: str | None = None, path=None, strict: bool | None = None, interactive: bool | None = None
+    ):
+        piped = bool(os.environ.get(ENV_RESULTS))
+        self.chapter = chapter
         self.path = path if path is not None else os.environ.get(ENV_RESULTS) or None
         self.strict = os.environ.get(ENV_STRICT) == "1" if strict is None else bool(strict)
+        self.interactive = (not piped and in_kernel()) if interactive is None else bool(interactive)
         self.claims: list[Claim] = []
         self.numbers: dict[str, str] = {}
         self.results: dict = {}
         self.citations: list[dict] = []
         self.spans: dict[str, str] = {}
         texts = os.environ.get(prose.ENV_TEMPLATES)
-        self.templates = json.loads(Path(texts).read_text(encoding="utf-8")) if texts else None
+        if texts:
+            self.templates = json.loads(Path(texts).read_text(encoding="utf-8"))
+        else:  # outside the pipeline: the sentences of the chapter's own source, when it can be found
+            self.templates = source_templates(chapter) if chapter else None
         _ACTIVE[:] = [self]
 
     def claim(self, id: str, text: str, holds, **values) -> Claim:
@@ -338,7 +430,27 @@ class Results:
         )
         claim = Claim(id, text, test.holds, dict(values), test.expr, test.why)
         self.spans[id] = claim.inline()  # a sentence that does not hold is marked where it stands
-        return self._state(claim)
+        self._state(claim)
+        if not self.interactive:
+            return claim
+        from IPython.display import Markdown, display
+
+        display(Markdown(marked(claim, self._plain)))
+        return _Shown(**vars(claim))  # shown once, also when it ends the cell
+
+    def _plain(self, text: str) -> str:
+        """A sentence's MyST roles as text, for a notebook run outside the book (numbers glued so far)."""
+        from .reader import Converter, citation_formatter
+        from .project import PipelineError, find_root
+
+        try:
+            bib = find_root() / "book" / "references.bib"
+        except PipelineError:
+            bib = None
+        try:
+            return Converter(self.numbers, cite=citation_formatter(bib)).markdown(text)
+        except ValueError:  # a number not glued yet: the role stays as it is
+            return text
 
     def omit(self, *ids: str) -> None:
         """Leave out the markdown's sentences ``ids``: their analysis did not run (e.g. a folder without votes).
@@ -463,7 +575,8 @@ class Results:
 
         The figure is stored in the cell's output under ``name`` (hidden there) and closed; a following
         markdown cell places it with ``{glue:figure} name`` and its caption, which Sphinx numbers and makes
-        cross-referenceable (``{numref}`fig-<name>```). Without myst-nb the figure is simply shown.
+        cross-referenceable (``{numref}`fig-<name>```). Outside the pipeline (:attr:`interactive`), or without
+        myst-nb, the figure is shown in the cell instead.
         ``results.json`` records which library function drew it (:func:`shifteval.viz.common.traced`),
         the cell that glued it and its legibility at the book's width (:func:`shifteval.viz.common.legibility`).
 
@@ -494,9 +607,13 @@ class Results:
         try:
             from myst_nb import glue
         except ImportError:  # pragma: no cover - myst-nb comes with jupyter-book
-            plt.show()
-            return
-        glue(name, fig, display=False)
+            glue = None
+        if self.interactive or glue is None:  # shown where it is made, as a notebook shows a figure
+            from IPython.display import display
+
+            display(fig)
+        else:
+            glue(name, fig, display=False)
         plt.close(fig)
 
     def table(self, name: str, frame: pd.DataFrame | Styler) -> None:
@@ -507,7 +624,8 @@ class Results:
 
         Like :meth:`figure`: the table is glued under ``name`` and not shown in place; a following markdown
         cell places it with ``{glue:figure} name`` and ``:name: tbl-<name>``, which the book's Sphinx
-        extension numbers as a table (``{numref}`tbl-<name>```). Without myst-nb the table is displayed.
+        extension numbers as a table (``{numref}`tbl-<name>```). Outside the pipeline, or without myst-nb, the
+        table is displayed in the cell instead.
 
         Parameters
         ----------
@@ -531,6 +649,8 @@ class Results:
         try:
             from myst_nb import glue
         except ImportError:  # pragma: no cover - myst-nb comes with jupyter-book
+            glue = None
+        if self.interactive or glue is None:  # shown where it is made
             from IPython.display import display
 
             display(frame)

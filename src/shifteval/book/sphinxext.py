@@ -20,6 +20,12 @@ Labs: ``{lab}`NAME``` links a chapter's lab (:mod:`shifteval.labs`, built under 
 zips are copied into the HTML's ``labs/`` folder after each build, and by ``shifteval labs`` into every
 edition already built (``make book`` runs both).
 
+Downloads: every copy of a chapter's executed notebook that the HTML offers (the theme's source link under
+``_sources/``, the provenance box's link under ``_downloads/``) is replaced by its reader's notebook
+(:mod:`shifteval.book.reader`: plain markdown with the page's own figure, table and exercise numbers, the
+figures visible, the bookkeeping collapsed); in the student edition without the solutions, and the chapter's
+jupytext source offered beside it without them too.
+
 The extension also gives the theme a ``default_mode`` of ``auto`` (follow the reader's system setting)
 in ``html_context`` when ``_config.yml`` does not choose one: left empty, pydata-sphinx-theme logs a
 console error on every first visit.
@@ -133,6 +139,59 @@ def _copy_mathjax(app, exception):
         _dedupe_thebe(Path(app.outdir))
 
 
+def _numbers(app, docname: str) -> dict[str, str]:
+    """The page's numbers of a document's figures, tables and exercises: label -> "Fig. 6.2"."""
+    formats = {"figure": "Fig. %s", "table": "Table %s", "exercise": "Exercise %s"}
+    formats |= dict(getattr(app.config, "numfig_format", None) or {})
+    out = {}
+    for kind, labels in app.env.toc_fignumbers.get(docname, {}).items():
+        for label, number in labels.items():
+            out[label] = formats.get(kind, f"{kind.title()} %s") % ".".join(map(str, number))
+    return out
+
+
+def reader_downloads(app, exception) -> list[Path]:
+    """Write each chapter's reader's notebook over every copy of it the built HTML offers; return them.
+
+    Connected to ``build-finished``. A chapter is a document of ``book/chapters/`` built from a notebook;
+    its copies are ``_sources/<docname>.ipynb`` (with the source-link suffix) and ``_downloads/*/<name>.ipynb``.
+    In the student edition (``hide_solutions``) the notebook has no solution, nor has ``_downloads/*/<name>.py``.
+    """
+    import json
+
+    import nbformat
+
+    from . import reader
+
+    if exception is not None or app.builder.format != "html":
+        return []
+    src, out = Path(app.srcdir), Path(app.outdir)
+    student = bool(getattr(app.config, "hide_solutions", False))
+    cite = reader.citation_formatter(src / "book" / "references.bib")
+    suffix = getattr(app.config, "html_sourcelink_suffix", "") or ""
+    written = []
+    for docname in sorted(app.env.found_docs):
+        notebook = src / f"{docname}.ipynb"
+        if not docname.startswith("book/chapters/") or not notebook.is_file():
+            continue
+        results = notebook.with_name(f"{notebook.stem}.results.json")
+        numbers = json.loads(results.read_text(encoding="utf-8")).get("numbers", {}) if results.is_file() else {}
+        converter = reader.Converter(numbers, reader.Numbering(_numbers(app, docname)), cite, student=student)
+        text = nbformat.writes(reader.reader_notebook(nbformat.read(notebook, as_version=4), converter))
+        name = notebook.stem
+        copies = [out / "_sources" / f"{docname}.ipynb{s}" for s in {suffix, ""}]
+        copies += sorted((out / "_downloads").glob(f"*/{name}.ipynb"))
+        for path in copies:
+            if path.is_file():
+                path.write_text(text, encoding="utf-8")
+                written.append(path)
+        if student:
+            for path in sorted((out / "_downloads").glob(f"*/{name}.py")):
+                path.write_text(reader.strip_solutions_source(path.read_text(encoding="utf-8")), encoding="utf-8")
+                written.append(path)
+    return written
+
+
 class glued_table(nodes.figure):  # noqa: N801 (docutils names node classes in lower case)
     """A glued output placed as a table: a figure node that Sphinx enumerates with the tables."""
 
@@ -232,6 +291,7 @@ def setup(app):
     app.connect("config-inited", _configure, priority=900)
     app.connect("build-finished", _copy_mathjax)
     app.connect("build-finished", _copy_labs)
+    app.connect("build-finished", reader_downloads)
     app.add_role("lab", lab_role)
     app.connect("autodoc-process-docstring", _escape_bars)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

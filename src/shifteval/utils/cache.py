@@ -360,8 +360,39 @@ def load_or_compute(
         return value
 
 
+def project_root(start: str | os.PathLike | None = None) -> Path | None:
+    """The shifteval project at or above ``start``: the nearest folder holding ``_toc.yml`` and ``notebooks/``.
+
+    Parameters
+    ----------
+    start : str or path-like, optional
+        Where to start looking; the current directory by default.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The project's root, resolved, or None outside a project.
+
+    Examples
+    --------
+    >>> project_root(Path(__file__).parent) == project_root()
+    True
+    >>> project_root("/") is None
+    True
+    """
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "_toc.yml").is_file() and (folder / "notebooks").is_dir():
+            return folder
+    return None
+
+
 def cache_dir() -> Path:
-    """Where caches live: ``$SHIFTEVAL_CACHE``, or ``.cache/shifteval`` under the working directory.
+    """Where caches live: ``$SHIFTEVAL_CACHE``, else the project's ``.cache/shifteval``.
+
+    Inside a project (:func:`project_root`, also from ``notebooks/``, where a notebook's kernel starts) the
+    cache is the project's own, so a chapter run in JupyterLab reuses what ``make book`` trained; outside
+    one, ``.cache/shifteval`` under the working directory.
 
     Returns
     -------
@@ -375,7 +406,9 @@ def cache_dir() -> Path:
     ...     print(cache_dir())
     /tmp/sc
     >>> with unittest.mock.patch.dict(os.environ, {"SHIFTEVAL_CACHE": ""}):
-    ...     print(cache_dir() == Path.cwd() / ".cache" / "shifteval")
+    ...     print(cache_dir() == (project_root() or Path.cwd()) / ".cache" / "shifteval")
     True
     """
-    return Path(os.environ.get("SHIFTEVAL_CACHE") or Path.cwd() / ".cache" / "shifteval")
+    if os.environ.get("SHIFTEVAL_CACHE"):
+        return Path(os.environ["SHIFTEVAL_CACHE"])
+    return (project_root() or Path.cwd()) / ".cache" / "shifteval"
