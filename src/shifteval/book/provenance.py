@@ -392,7 +392,7 @@ def lab_paragraph(chapter: str) -> str:
     return (
         f"**Lab.** A notebook in which you implement a piece of this chapter's method and check it on the "
         f"embedded world, graded by Otter-Grader's public and hidden tests: {{lab}}`{chapter}`. "
-        "*Teaching* in the README says how to hand labs out and grade them."
+        "The page *Teaching with this book* says how to hand labs out and grade them."
     )
 
 
