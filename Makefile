@@ -2,7 +2,11 @@
 #   make book   set up .venv (first time), execute every chapter on the embedded data, build the HTML and the labs
 #               (make book PARAMS=real: the real-data edition into _build/real/html, data fetched into DATA=data)
 #   make labs   the autograded labs (student and solution notebooks, autograder bundles) into _build/labs
-#   make test   set up .venv (first time), run the test suite
+#   make lab    the chapter sources in JupyterLab, on the project's kernel (jupytext opens each .py as a
+#               notebook and pairs it with an .ipynb beside it, which git ignores)
+#   make test   set up .venv (first time), run the test suite that protects a landing (what CI runs)
+#   make test-all   make test and the heavy checks (real-data training runs, one-thread re-runs, every
+#               lab's planted wrong answer, every page in a browser, the labs in a fresh environment)
 #   make test-fast  the tests not marked slow: the library, its doctests, types, style (a developer's loop)
 #   make clean  remove built outputs (keeps .venv; `make distclean` removes it too)
 
@@ -14,7 +18,7 @@ PARAMS ?=
 EDITION ?= full
 DATA ?= data
 
-.PHONY: book labs test test-fast clean distclean lock
+.PHONY: book labs lab test test-all test-fast clean distclean lock
 
 book: $(STAMP)
 	$(BIN)/shifteval build $(if $(PARAMS),--params $(PARAMS)) --edition $(EDITION) --data $(DATA)
@@ -24,7 +28,18 @@ labs: $(STAMP)
 	$(BIN)/shifteval labs
 
 test: $(STAMP)
+	$(BIN)/python -m pytest -m "not heavy"
+
+test-all: $(STAMP)
 	$(BIN)/python -m pytest
+
+# JupyterLab opens a chapter's jupytext source as a notebook (notebooks/jupytext.toml pairs it with an
+# .ipynb); the settings override makes that the default viewer of a .py file in this environment.
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
+lab: $(STAMP)
+	mkdir -p $(dir $(LAB_SETTINGS))
+	printf '%s\n' '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}}}' > $(LAB_SETTINGS)
+	$(BIN)/jupyter lab --notebook-dir=notebooks
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" -q

@@ -1,4 +1,12 @@
-"""The book's build times: the zoo one model after another against side by side, and a cold and a warm build.
+"""The book's build times: a cold build of this commit against a baseline commit's, the zoo one model after
+another against side by side, and a cold and a warm build.
+
+``compare --baseline COMMIT`` (the cost target): a cold ``make book`` of the baseline commit and of this
+checkout, one after the other on this machine, each from a fresh copy of its sources (``git archive``) with an
+empty model cache, run by this environment's Python with that copy's library first on the path. Prints each
+chapter's execution time, the HTML, the labs (where the commit has them) and the total, for both, and the
+ratios this / baseline. ``--order this-first`` runs this checkout first. Uncommitted changes are included
+in "this" (the working tree is copied).
 
 ``zoo`` (default): the default world's zoo trained twice into fresh stores, first by one process, then by
 ``os.cpu_count()`` processes (one torch thread each, :func:`shifteval.zoo.build.build_zoo`); prints both times,
@@ -128,15 +136,97 @@ def bench_warm(project: Path, runs: int = 5) -> None:
     print("warm builds: " + ", ".join(f"{t:.2f}" for t in times) + f" s; median {np.median(times):.2f} s")
 
 
+def _copy_commit(commit: str, dest: Path) -> Path:
+    """The sources of ``commit`` (``git archive``), or of the working tree for ``"WORKTREE"``, in ``dest``."""
+    import io
+    import shutil
+    import tarfile
+
+    dest.mkdir(parents=True)
+    if commit == "WORKTREE":
+        files = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            cwd=ROOT, capture_output=True, check=True,
+        ).stdout.decode().split("\0")  # fmt: skip
+        for name in filter(None, files):
+            if (ROOT / name).is_file():
+                (dest / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ROOT / name, dest / name)
+        return dest
+    archive = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(dest, filter="data")
+    return dest
+
+
+def _cold_make_book(project: Path, cache: Path) -> dict:
+    """``make book``'s two steps (chapters and HTML, then the labs where the commit has them), timed."""
+    cli = "shifteval.cli" if (project / "src" / "shifteval" / "cli.py").is_file() else "shifteval.book.cli"
+    env = {**os.environ, "SHIFTEVAL_CACHE": str(cache), "PYTHONPATH": str(project / "src")}
+    env.pop("SHIFTEVAL_THREADS", None)
+    times: dict = {}
+    start = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-m", cli, "build", "--params", "default"], cwd=project, env=env,
+        capture_output=True, text=True,
+    )  # fmt: skip
+    times["chapters and HTML"] = time.perf_counter() - start
+    if out.returncode != 0:
+        sys.exit(f"build failed in {project}:\n{out.stderr[-3000:]}")
+    chapters = {m[1]: float(m[2]) for m in re.finditer(r"\[([\w-]+)\] done in ([\d.]+) s", out.stderr)}
+    if (project / "src" / "shifteval" / "labs").is_dir():
+        start = time.perf_counter()
+        labs = subprocess.run([sys.executable, "-m", cli, "labs"], cwd=project, env=env, capture_output=True,
+                              text=True)  # fmt: skip
+        times["labs"] = time.perf_counter() - start
+        if labs.returncode != 0:
+            sys.exit(f"labs failed in {project}:\n{labs.stderr[-3000:]}")
+    times["total"] = sum(times.values())
+    return {"chapters": chapters, **times}
+
+
+def bench_compare(baseline: str, order: str = "baseline-first") -> None:
+    """A cold ``make book`` of ``baseline`` and of this checkout, one after the other; the table and ratios."""
+    label = subprocess.run(["git", "rev-parse", "--short", baseline], cwd=ROOT, capture_output=True, text=True,
+                           check=True).stdout.strip()  # fmt: skip
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()  # fmt: skip
+    runs = [(f"baseline {label}", baseline), (f"this {head}+", "WORKTREE")]
+    if order == "this-first":
+        runs.reverse()
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (name, commit) in enumerate(runs):
+            project = _copy_commit(commit, Path(tmp) / f"project{i}")
+            results[name] = _cold_make_book(project, Path(tmp) / f"cache{i}")
+            print(f"{name}: cold make book {results[name]['total']:.1f} s", flush=True)
+    base, this = (results[n] for n, _ in sorted(runs, key=lambda r: not r[0].startswith("baseline")))
+    names = list(dict.fromkeys([*base["chapters"], *this["chapters"]]))
+    rows = [(f"  {n}", base["chapters"].get(n), this["chapters"].get(n)) for n in names]
+    rows += [("chapters and HTML (wall)", base["chapters and HTML"], this["chapters and HTML"]),
+             ("labs", base.get("labs"), this.get("labs")),
+             ("cold make book", base["total"], this["total"])]  # fmt: skip
+    print(f"\n{'':28s} {'baseline ' + label:>14s} {'this':>10s} {'this/baseline':>14s}")
+    for what, b, t in rows:
+        ratio = f"{t / b:14.2f}" if b and t else f"{'':>14s}"
+        fmt = lambda v: f"{v:10.1f}" if v is not None else f"{'—':>10s}"  # noqa: E731
+        print(f"{what:28s} {fmt(b):>14s} {fmt(t)} {ratio}")
+    print("(chapter times: execution as each build logged it; one-thread chapters run side by side, so they")
+    print(" overlap; the wall times are what a person waits for)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("part", nargs="*", choices=["zoo", "book", "warm"], default=["zoo"])
+    parser.add_argument("part", nargs="*", choices=["compare", "zoo", "book", "warm"], default=["compare"])
     parser.add_argument("--project", type=Path, default=ROOT, help="the built project `warm` times")
+    parser.add_argument("--baseline", default="37036ce", help="the commit `compare` measures against")
+    parser.add_argument("--order", choices=["baseline-first", "this-first"], default="baseline-first")
     args = parser.parse_args()
     for part in args.part:
-        {"zoo": bench_zoo, "book": bench_book, "warm": lambda: bench_warm(args.project)}[part]()
+        {"zoo": bench_zoo, "book": bench_book, "warm": lambda: bench_warm(args.project),
+         "compare": lambda: bench_compare(args.baseline, args.order)}[part]()  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -25,16 +25,33 @@ def copy_project(dest: Path) -> Path:
     return dest
 
 
+#: The cache of trained models the session's runs share (set by :func:`shared_cache`): a smoke zoo or an
+#: OOD backbone trained by one test is loaded by the next, not trained again in each project copy.
+SESSION_CACHE: list[Path] = []
+
+
 def shifteval(*args, cwd, env=None):
-    """Run the ``shifteval`` command line in a fresh interpreter (``env``: variables to set for it)."""
+    """Run the ``shifteval`` command line in a fresh interpreter (``env``: variables to set for it).
+
+    The run uses the session's shared model cache unless ``env`` names another ``SHIFTEVAL_CACHE``.
+    """
+    shared = {"SHIFTEVAL_CACHE": str(SESSION_CACHE[0])} if SESSION_CACHE else {}
     return subprocess.run(
         [sys.executable, "-m", "shifteval.cli", *args],
-        cwd=cwd, capture_output=True, text=True, env={**os.environ, **env} if env else None,
+        cwd=cwd, capture_output=True, text=True, env={**os.environ, **shared, **(env or {})},
     )  # fmt: skip
 
 
+@pytest.fixture(scope="session", autouse=True)
+def shared_cache(tmp_path_factory):
+    """One model cache for every run of the session (content-addressed, so runs never disturb each other)."""
+    SESSION_CACHE[:] = [tmp_path_factory.mktemp("session-cache")]
+    yield SESSION_CACHE[0]
+    SESSION_CACHE.clear()
+
+
 #: Fixtures that execute chapters or build the book: a test using one is slow (``make test-fast`` skips it).
-HEAVY_FIXTURES = {"built_book", "default_project", "real_data"}
+HEAVY_FIXTURES = {"built_book", "default_project", "real_data", "student_book"}
 
 
 #: The chapters whose default runs this session's tests use (``tests/test_chapter_<name>.py`` with
@@ -139,11 +156,22 @@ def default_project(tmp_path_factory):
     return project
 
 
+#: Why the session's book build failed (empty while it has not failed): the tests that read the book, and
+#: :func:`run_default`, fail at once with it instead of executing chapters again.
+BOOK_FAILURE: list[str] = []
+
+
 @pytest.fixture(scope="session")
 def built_book(default_project):
     """The book as ``make book`` builds it, once per test session: every chapter's default run, then
     the HTML, then the labs (from the same cache). The runs are those of :func:`run_default` (whichever
-    comes first executes), so the pages tested are the pages readers get, and no chapter executes twice."""
+    comes first executes), so the pages tested are the pages readers get, and no chapter executes twice.
+
+    A failed build fails every test that uses it at once, with the build's own error (pytest keeps a
+    session fixture's failure), and :func:`run_default` refuses to execute chapters again after it.
+    """
+    if BOOK_FAILURE:
+        pytest.fail(BOOK_FAILURE[0], pytrace=False)
     env = {"SHIFTEVAL_CACHE": str(PROJECT_CACHE)}
     out = shifteval(
         "build", "--params", "default", cwd=default_project, env=env
@@ -151,6 +179,9 @@ def built_book(default_project):
     if out.returncode == 0:
         labs = shifteval("labs", cwd=default_project, env=env)
         out.returncode, out.stderr = labs.returncode, out.stderr + labs.stderr
+    if out.returncode != 0:
+        BOOK_FAILURE.append(f"the book build failed (exit {out.returncode}):\n{out.stderr[-4000:]}")
+        pytest.fail(BOOK_FAILURE[0], pytrace=False)
     return default_project, out
 
 
@@ -164,6 +195,8 @@ def run_default(project, chapter):
 
     from shifteval.book.project import chapters
 
+    if BOOK_FAILURE:  # the book's runs failed: executing the chapter again would only fail slower
+        pytest.fail(BOOK_FAILURE[0], pytrace=False)
     one_thread = {c.name for c in chapters(project) if c.threads == 1}
     names = (
         [chapter, *sorted((one_thread & DEFAULT_RUNS) - {chapter})] if chapter in one_thread else [chapter]
@@ -225,3 +258,19 @@ def real_data(tmp_path_factory):
         )
     assert out.returncode == 0, out.stderr[-3000:]
     return root
+
+
+@pytest.fixture(scope="session")
+def student_book(built_book):
+    """The student edition of the session's book (``make book EDITION=student``): its HTML folder.
+
+    Built once, from the same executed chapters (its pages link the labs' student zips, which the build
+    copies in); a failed build fails its tests at once.
+    """
+    project, _ = built_book
+    out = shifteval("build", "--edition", "student", cwd=project)
+    if out.returncode != 0:
+        pytest.fail(
+            f"the student edition did not build (exit {out.returncode}):\n{out.stderr[-4000:]}", pytrace=False
+        )
+    return project / "_build" / "student" / "html"

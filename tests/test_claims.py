@@ -371,3 +371,119 @@ def test_every_paragraph_a_chapter_says_is_displayed():
                     if id(node) not in shown:
                         hidden.append(f"{path.name} cell {i}, line {node.lineno}")
     assert not hidden, f"paragraphs that are never displayed: {hidden}"
+
+
+# -- findings: a paper's result and the verdict the run computes (shifteval.book.findings) -----------------
+
+#: The chapters that test papers' findings (your-replication tests some of the same ones on a user's data).
+PAPER_CHAPTERS = [
+    "replication-world",
+    "linear-fits",
+    "selection-bias",
+    "matched-evaluation",
+    "ood-autoeval",
+    "mlm",
+]
+
+#: Words by which a sentence compares the run with a paper: such a sentence takes them from a finding.
+PAPER_COMPARISON = re.compile(
+    r"as in the paper|unlike the paper|as the paper|the paper'?s direction|\breproduc|"
+    r"(?:as|unlike) (?:Recht|Engstrom|Anzaku|Zhu|Sikar)\b|in line with the paper|contrary to the paper",
+    re.IGNORECASE,
+)
+
+
+def _findings(chapter: str):
+    yield from _calls(chapter, "finding")
+
+
+def _keyword(call: ast.Call, name: str):
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+@pytest.mark.parametrize("chapter", PAPER_CHAPTERS)
+def test_every_paper_chapter_declares_its_findings_with_a_criterion_from_the_code(chapter):
+    from shifteval.book.findings import CRITERIA
+
+    calls = list(_findings(chapter))
+    assert len(calls) >= 5, f"{chapter}: {len(calls)} findings declared (at least 5)"
+    for call in calls:
+        fid = _literal_id(call)
+        criterion = _keyword(call, "criterion")
+        assert criterion is not None, f"{chapter}: finding {fid} has no criterion"
+        kinds = {
+            _name(n)
+            for n in (
+                (criterion.body, criterion.orelse) if isinstance(criterion, ast.IfExp) else (criterion,)
+            )
+        }
+        assert kinds <= set(CRITERIA), (
+            f"{chapter}: finding {fid}: criterion {ast.unparse(criterion)[:80]} is not one of {sorted(CRITERIA)}"
+        )
+        for field in ("paper", "where", "statement", "quantity", "paper_value", "run_value"):
+            assert _keyword(call, field) is not None, f"{chapter}: finding {fid} lacks {field}"
+
+
+def test_at_least_45_findings_across_the_paper_chapters():
+    assert sum(len(list(_findings(c))) for c in PAPER_CHAPTERS) >= 45
+
+
+def _finding_statements():
+    for chapter in PAPER_CHAPTERS:
+        names = _strings(chapter)
+        for call in _findings(chapter):
+            paper, where, statement = (_keyword(call, k) for k in ("paper", "where", "statement"))
+            try:
+                fields = {
+                    k: _literal(v, names)
+                    for k, v in (("paper", paper), ("where", where), ("statement", statement))
+                }
+            except ValueError:
+                fields = {"paper": None}
+            yield pytest.param(chapter, _literal_id(call), fields, id=f"{chapter}-{_literal_id(call)}")
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="the papers' texts (../shared/seeds) are not here")
+@pytest.mark.parametrize(("chapter", "fid", "fields"), list(_finding_statements()))
+def test_every_findings_statement_is_quoted_from_its_paper(chapter, fid, fields):
+    assert fields["paper"] in PAPERS, (
+        f"{chapter}: {fid}: paper, place and statement must be literals of a known paper"
+    )
+    raw = (SEEDS / PAPERS[fields["paper"]]).read_text(encoding="utf-8")
+    for place in re.split(r"\s*(?:,|;| and )\s*", fields["where"]):
+        assert re.search(_place_pattern(place), raw), (
+            f"{chapter}: {fid}: {place} not found in {fields['paper']}"
+        )
+    quoted = [q for q in re.split(r"\s*(?:…|\.\.\.)\s*", fields["statement"]) if q.strip()]
+    missing = [q for q in quoted if normalise(q) not in normalise(raw)]
+    assert not missing, f"{chapter}: {fid}: not in {fields['paper']}: {missing}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_a_sentence_that_compares_with_a_paper_reads_a_finding(chapter):
+    """A sentence that says "as in the paper", "unlike the paper", "reproduces" takes those words from a
+    finding's verdict (``{finding:…}``, ``R.check(..., finding=f)``); a test whose direction the data chooses
+    (``below(a, b) if a < b else above(a, b)``) may only report the run."""
+    import jupytext
+
+    from shifteval.book import prose
+
+    templates = prose.templates(jupytext.read(ROOT / "notebooks" / f"{chapter}.py"))
+    checks = {_literal_id(call): call for call in _calls(chapter, "check")}
+    unbacked, chosen = [], []
+    for sid, text in templates.items():
+        if not PAPER_COMPARISON.search(text):
+            continue
+        call = checks.get(sid)
+        if call is None or _keyword(call, "finding") is None or "{finding" not in text:
+            unbacked.append(sid)
+        elif isinstance(_condition(call), ast.IfExp):
+            chosen.append(sid)
+    assert not unbacked, f"{chapter}: sentences that compare with a paper without a finding: {unbacked}"
+    assert not chosen, f"{chapter}: paper comparisons whose test the data chooses: {chosen}"
+
+
+def test_the_comparison_guard_sees_a_sentence_that_names_the_paper():
+    assert PAPER_COMPARISON.search("AutoEval errs less, as in the paper.")
+    assert PAPER_COMPARISON.search("Both fits reproduce §3.3.")
+    assert not PAPER_COMPARISON.search("AutoEval errs by 2.5 points with detection, less than 10 without.")

@@ -173,6 +173,9 @@ def book_inputs_digest(source: Path, arguments: Sequence[str], config: Path | No
     files = [source / "_config.yml", source / "_toc.yml", *([config] if config is not None else [])]
     for folder in ("book", "notebooks"):
         files += sorted(p for p in (source / folder).rglob("*") if not p.name.endswith(".lock"))
+    # the overview of findings reads the real-data edition's results too (sphinxext.FindingsOverview)
+    real = source / "_build" / "real" / "src" / "book" / "chapters"
+    files += sorted(real.glob("*.results.json")) if real.is_dir() else []
     for path in files:
         if path.is_file():
             digest.update(

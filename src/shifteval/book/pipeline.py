@@ -381,9 +381,22 @@ def _publish(run: _ChapterRun, executed, results: dict[str, Any]) -> None:
     import nbformat
 
     with _publish_lock(run.out, run.name):
+        _report_verdict_changes(run, results)
         atomic_write_json(run.results_path, results)
         text = scrub_local_paths(nbformat.writes(executed), run.root)
         atomic_write_bytes(run.notebook_path, text.encode("utf-8"))
+
+
+def _report_verdict_changes(run: _ChapterRun, results: dict[str, Any]) -> None:
+    """Say which findings changed their verdict since the results this run replaces (a verdict is a result)."""
+    from .findings import changed_verdicts
+
+    try:
+        before = json.loads(run.results_path.read_text(encoding="utf-8")).get("findings", [])
+    except (OSError, ValueError):
+        return  # nothing published before (or unreadable): nothing to compare with
+    for line in changed_verdicts(before, results.get("findings", [])) if before else []:
+        log(f"[{run.name}] verdict changed: {line}")
 
 
 @contextlib.contextmanager

@@ -60,7 +60,9 @@ def find_root(start: str | Path | None = None) -> Path:
     root = project_root(start)
     if root is None:
         here = Path(start or Path.cwd()).resolve()
-        raise PipelineError(f"no shifteval project found at or above {here} (expected _toc.yml and notebooks/)")
+        raise PipelineError(
+            f"no shifteval project found at or above {here} (expected _toc.yml and notebooks/)"
+        )
     return root
 
 

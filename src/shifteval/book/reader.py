@@ -120,7 +120,7 @@ def citation_formatter(bib: str | Path | None) -> Callable[[str, str], str]:
 
 
 def _detex(text: str) -> str:
-    """BibTeX's accents and braces as plain text (``{\\"u}`` -> ``ü``)."""
+    r"""BibTeX's accents and braces as plain text (``{\"u}`` -> ``ü``)."""
     accents = {'\\"': "\u0308", "\\'": "\u0301", "\\`": "\u0300", "\\^": "\u0302", "\\~": "\u0303"}
     for mark, combining in accents.items():
         text = re.sub(re.escape(mark) + r"\{?([A-Za-z])\}?", lambda m, c=combining: m[1] + c, text)
@@ -130,7 +130,7 @@ def _detex(text: str) -> str:
 
 
 class Converter:
-    """MyST markdown of a chapter to the markdown Jupyter renders (see the module's description).
+    r"""MyST markdown of a chapter to the markdown Jupyter renders (see the module's description).
 
     Parameters
     ----------
@@ -148,10 +148,10 @@ class Converter:
     >>> c = Converter(numbers={"n": "1,000"})
     >>> c.markdown("We drew {glue:md}`n` samples ({numref}`fig-x`; see the {term}`linear fit`).")
     'We drew 1,000 samples (Figure 1; see the linear fit).'
-    >>> print(c.markdown("```{glue:figure} x\\n:name: fig-x\\n\\n**Drops.** One per model.\\n```"))
+    >>> print(c.markdown("```{glue:figure} x\n:name: fig-x\n\n**Drops.** One per model.\n```"))
     **Figure 1.** **Drops.** One per model.
-    >>> Converter(student=True).markdown("A.\\n\\n````{solution} ex-1\\n:class: dropdown\\nB.\\n````\\n\\nC.")
-    'A.\\n\\nC.'
+    >>> Converter(student=True).markdown("A.\n\n````{solution} ex-1\n:class: dropdown\nB.\n````\n\nC.")
+    'A.\n\nC.'
 
     """
 
@@ -225,7 +225,9 @@ class Converter:
             inner = _OPEN.match(lines[j])
             if inner is not None and inner["fence"][0] == fence[0] and len(inner["fence"]) == len(fence):
                 depth += 1
-            elif stripped == fence or (stripped and set(stripped) == {fence[0]} and len(stripped) >= len(fence)):
+            elif stripped == fence or (
+                stripped and set(stripped) == {fence[0]} and len(stripped) >= len(fence)
+            ):
                 if depth == 0:
                     return j
                 depth -= 1
@@ -249,9 +251,7 @@ class Converter:
             if self.student:
                 return None
             number = self.numbering.number(arg, "exercise") if arg else "the exercise"
-            return (
-                f"<details><summary>Solution to {number}</summary>\n\n{self.markdown(body)}\n\n</details>"
-            )
+            return f"<details><summary>Solution to {number}</summary>\n\n{self.markdown(body)}\n\n</details>"
         if name in ("math",):
             return f"$$\n{body}\n$$"
         title = self.roles(arg) if arg else name.title()
@@ -297,7 +297,7 @@ _COLLAPSE = {
 
 
 def reader_notebook(nb, converter: Converter):
-    """The notebook a reader downloads, made from a chapter's executed notebook (which is not changed).
+    r"""The notebook a reader downloads, made from a chapter's executed notebook (which is not changed).
 
     Parameters
     ----------
@@ -318,7 +318,7 @@ def reader_notebook(nb, converter: Converter):
     ...     nbformat.v4.new_code_cell("R.figure('f', fig)", metadata={"tags": ["remove-input"]}, outputs=[
     ...         nbformat.v4.new_output("display_data", data={GLUE_PREFIX + "image/png": "iVBO",
     ...                                                      GLUE_PREFIX + "text/plain": "<Figure>"})]),
-    ...     nbformat.v4.new_markdown_cell("```{glue:figure} f\\n:name: fig-f\\n\\nA caption.\\n```")])
+    ...     nbformat.v4.new_markdown_cell("```{glue:figure} f\n:name: fig-f\n\nA caption.\n```")])
     >>> out = reader_notebook(nb, Converter())
     >>> list(out.cells[0].outputs[0].data), out.cells[0].metadata.jupyter, out.cells[1].source
     (['image/png', 'text/plain'], {'source_hidden': True}, '**Figure 1.** A caption.')
@@ -398,7 +398,7 @@ def resolve_glue(nb, numbers: Mapping[str, str]) -> None:
 
 
 def strip_solutions_source(text: str) -> str:
-    """A chapter's jupytext source without its exercises' solutions (the student edition's download).
+    r"""A chapter's jupytext source without its exercises' solutions (the student edition's download).
 
     Parameters
     ----------
@@ -412,7 +412,7 @@ def strip_solutions_source(text: str) -> str:
 
     Examples
     --------
-    >>> src = "# %% [markdown]\\n# An exercise.\\n#\\n# ````{solution} ex\\n# :class: dropdown\\n# Secret.\\n# ````\\n"
+    >>> src = "# %% [markdown]\n# An exercise.\n#\n# ````{solution} ex\n# :class: dropdown\n# Secret.\n# ````\n"
     >>> print(strip_solutions_source(src))
     # %% [markdown]
     # An exercise.

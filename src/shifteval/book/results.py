@@ -45,6 +45,7 @@ import numpy as np
 from ..utils.io import atomic_write_json, to_json
 from . import prose
 from .claims import Check
+from .findings import Criterion, Finding
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -350,7 +351,11 @@ class Results:
     """
 
     def __init__(
-        self, chapter: str | None = None, path=None, strict: bool | None = None, interactive: bool | None = None
+        self,
+        chapter: str | None = None,
+        path=None,
+        strict: bool | None = None,
+        interactive: bool | None = None,
     ):
         piped = bool(os.environ.get(ENV_RESULTS))
         self.chapter = chapter
@@ -362,6 +367,7 @@ class Results:
         self.results: dict = {}
         self.citations: list[dict] = []
         self.spans: dict[str, str] = {}
+        self.findings: list[Finding] = []
         texts = os.environ.get(prose.ENV_TEMPLATES)
         if texts:
             self.templates = json.loads(Path(texts).read_text(encoding="utf-8"))
@@ -440,8 +446,8 @@ class Results:
 
     def _plain(self, text: str) -> str:
         """A sentence's MyST roles as text, for a notebook run outside the book (numbers glued so far)."""
-        from .reader import Converter, citation_formatter
         from .project import PipelineError, find_root
+        from .reader import Converter, citation_formatter
 
         try:
             bib = find_root() / "book" / "references.bib"
@@ -499,6 +505,79 @@ class Results:
                 f"claim {claim.id!r} does not hold in this default run: {claim.text!r} ({claim.values_text()})"
             )
         return claim
+
+    def finding(
+        self,
+        id: str,
+        *,
+        paper: str,
+        where: str,
+        statement: str,
+        quantity: str,
+        paper_value,
+        run_value,
+        criterion: Criterion,
+        interval=None,
+        section: str = "",
+    ) -> Finding:
+        """Declare one of a paper's results that the chapter tests, and record the verdict its criterion gives.
+
+        Parameters
+        ----------
+        id : str
+            Identifier, unique within the chapter (another chapter testing the same result uses the same id).
+        paper : str
+            The paper's key in ``book/references.bib``.
+        where : str
+            The place in the paper (``"Table 1"``, ``"§4.2"``).
+        statement : str
+            The paper's statement, quoted.
+        quantity : str
+            What is compared, in words, with its unit.
+        paper_value, run_value : object
+            The paper's value and this run's (numbers, or short texts for a qualitative result).
+        criterion : Criterion
+            A criterion of :mod:`shifteval.book.findings`, evaluated on the values (it gives the verdict).
+        interval : tuple, optional
+            The run's interval for ``run_value``.
+        section : str
+            The heading of the chapter section that shows it.
+
+        Returns
+        -------
+        Finding
+            Its verdict words go into a sentence that compares with the paper: ``R.check(id, test, finding=f)``
+            and ``{finding:as in the paper|partly|unlike the paper}`` in the sentence.
+
+        Examples
+        --------
+        >>> from shifteval.book.findings import same_direction
+        >>> R = Results(path=None, strict=False)
+        >>> f = R.finding("drop", paper="recht2019imagenet", where="§1", statement="accuracy drops",
+        ...               quantity="new minus original accuracy, points", paper_value=-11.0, run_value=-9.1,
+        ...               criterion=same_direction(-9.1, -11.0))
+        >>> f.verdict, R.as_dict()["findings"][0]["verdict"]
+        ('reproduced', 'reproduced')
+        """
+        if not isinstance(criterion, Criterion):
+            raise ValueError(
+                f"finding {id!r}: the criterion must come from shifteval.book.findings, got {criterion!r}"
+            )
+        if not id or any(f.id == id for f in self.findings):
+            raise ValueError(f"finding id {id!r} is empty or used twice in this chapter")
+        found = Finding(
+            id, paper, where, statement, quantity, _normalise(paper_value), _normalise(run_value), criterion,
+            tuple(float(v) for v in interval) if interval is not None else None, section, self.chapter or "",
+        )  # fmt: skip
+        self.findings.append(found)
+        self._write()
+        return found
+
+    def findings_table(self) -> pd.DataFrame:
+        """The chapter's findings as the table that ends it ("What this chapter reproduces")."""
+        from ..viz.common import findings_table
+
+        return findings_table([f.as_record() for f in self.findings])
 
     def cite(self, paper: str, where: str, quote: str | None = None, numbers=()) -> str:
         """Cite ``where`` (a section, table, figure) of ``paper``, optionally quoting it, and record it.
@@ -564,7 +643,7 @@ class Results:
         """
         if not isinstance(results, dict):
             raise ValueError(f"results must be a dict, got {type(results).__name__}")
-        reserved = {"claims", "citations", "numbers", "provenance", "spans"} & set(results)
+        reserved = {"claims", "citations", "numbers", "provenance", "spans", "findings"} & set(results)
         if reserved:
             raise ValueError(f"results may not set the reserved key(s) {sorted(reserved)}")
         self.results.update(_normalise(results))
@@ -665,6 +744,7 @@ class Results:
             "citations": list(self.citations),
             "numbers": dict(self.numbers),
             "figures": dict(_FIGURES),
+            **({"findings": [f.as_record() for f in self.findings]} if self.findings else {}),
             **({"spans": dict(self.spans)} if self.spans else {}),
         }
 

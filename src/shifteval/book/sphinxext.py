@@ -40,6 +40,7 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx.transforms import SphinxTransform
+from sphinx.util.docutils import SphinxDirective
 
 MATHJAX_PATH = "mathjax/tex-svg-full.js"
 # What tex-svg-full.js may load later (menu, accessibility, speech rules); not the other combined
@@ -175,7 +176,9 @@ def reader_downloads(app, exception) -> list[Path]:
         if not docname.startswith("book/chapters/") or not notebook.is_file():
             continue
         results = notebook.with_name(f"{notebook.stem}.results.json")
-        numbers = json.loads(results.read_text(encoding="utf-8")).get("numbers", {}) if results.is_file() else {}
+        numbers = (
+            json.loads(results.read_text(encoding="utf-8")).get("numbers", {}) if results.is_file() else {}
+        )
         converter = reader.Converter(numbers, reader.Numbering(_numbers(app, docname)), cite, student=student)
         text = nbformat.writes(reader.reader_notebook(nbformat.read(notebook, as_version=4), converter))
         name = notebook.stem
@@ -187,9 +190,117 @@ def reader_downloads(app, exception) -> list[Path]:
                 written.append(path)
         if student:
             for path in sorted((out / "_downloads").glob(f"*/{name}.py")):
-                path.write_text(reader.strip_solutions_source(path.read_text(encoding="utf-8")), encoding="utf-8")
+                path.write_text(
+                    reader.strip_solutions_source(path.read_text(encoding="utf-8")), encoding="utf-8"
+                )
                 written.append(path)
     return written
+
+
+#: The editions the overview of findings shows, each with where its chapters' results lie (relative to the
+#: project root) and which chapters' findings it takes.
+FINDINGS_EDITIONS = (
+    ("embedded world", Path("book") / "chapters", "paper"),
+    ("real data", Path("_build") / "real" / "src" / "book" / "chapters", "paper"),
+    ("your replication", Path("book") / "chapters", "your-replication"),
+)
+
+
+def project_of(srcdir: Path) -> Path:
+    """The project root of a book source folder (the real-data edition builds from ``_build/real/src``)."""
+    srcdir = Path(srcdir).resolve()
+    return srcdir.parents[2] if srcdir.parts[-3:] == ("_build", "real", "src") else srcdir
+
+
+def findings_by_edition(root: Path, chapter_names: list[str]) -> tuple[list, dict]:
+    """Every paper chapter's findings, and their verdicts in each edition built.
+
+    Returns ``(rows, editions)``: ``rows`` are ``(chapter, finding record)`` in chapter order (the embedded
+    world's, else the real edition's), ``editions`` maps an edition's name to ``{finding id: (chapter,
+    record)}`` for the editions whose results exist. your-replication's findings fill their own column, under
+    the paper chapter's finding of the same id.
+    """
+    import json
+
+    editions: dict[str, dict] = {}
+    rows: dict[str, tuple[str, dict]] = {}
+    for edition, folder, kind in FINDINGS_EDITIONS:
+        found: dict[str, tuple[str, dict]] = {}
+        for name in chapter_names:
+            if (name == "your-replication") != (kind == "your-replication"):
+                continue
+            path = root / folder / f"{name}.results.json"
+            if path.is_file():
+                for record in json.loads(path.read_text(encoding="utf-8")).get("findings", []):
+                    found[record["id"]] = (name, record)
+        if found:
+            editions[edition] = found
+            if kind == "paper":
+                for fid, entry in found.items():
+                    rows.setdefault(fid, entry)
+    order = {name: i for i, name in enumerate(chapter_names)}
+    return sorted(rows.values(), key=lambda e: order.get(e[0], 0)), editions
+
+
+class FindingsOverview(SphinxDirective):
+    """``{findings-overview}``: a table of every paper chapter's findings and their verdict in each edition.
+
+    One row per finding (the paper, the place, the statement), one column per edition whose results exist
+    (the embedded world; the real-data edition once ``make book PARAMS=real`` has built it; your-replication's
+    run where it tests the same finding), each verdict linked to the chapter section that shows it.
+    """
+
+    has_content = False
+
+    def run(self):
+        """Build the table from the chapters' ``results.json``."""
+        from .project import chapters
+
+        root = project_of(Path(self.env.srcdir))
+        names = [c.name for c in chapters(root)]
+        rows, editions = findings_by_edition(root, names)
+        for _, folder, _ in FINDINGS_EDITIONS:
+            for name in names:
+                if (root / folder / f"{name}.results.json").is_file():
+                    self.env.note_dependency(str(root / folder / f"{name}.results.json"))
+        if not rows:
+            return [nodes.paragraph(text="No chapter has recorded findings yet: build the book first.")]
+        columns = ["paper", "finding", *editions]
+        table = nodes.table(classes=["findings-overview"])
+        group = nodes.tgroup(cols=len(columns))
+        table += group
+        for width in (12, 48, *([14] * len(editions))):
+            group += nodes.colspec(colwidth=width)
+        head = nodes.thead()
+        group += head
+        head += self._row([nodes.Text(c) for c in columns])
+        body = nodes.tbody()
+        group += body
+        for _chapter, record in rows:
+            cells = [
+                nodes.Text(f"{record['paper']}, {record['where']}"),
+                nodes.Text(f"{record['id']}: “{record['statement']}”"),
+            ]
+            for found in editions.values():
+                entry = found.get(record["id"])
+                cells.append(self._verdict(*entry) if entry else nodes.Text("—"))
+            body += self._row(cells)
+        return [table]
+
+    @staticmethod
+    def _row(cells):
+        row = nodes.row()
+        for cell in cells:
+            entry = nodes.entry()
+            entry += nodes.paragraph("", "", cell)
+            row += entry
+        return row
+
+    def _verdict(self, chapter: str, record: dict):
+        target = f"book/chapters/{chapter}"
+        uri = self.env.app.builder.get_relative_uri(self.env.docname, target)
+        anchor = nodes.make_id(record.get("section", "")) if record.get("section") else ""
+        return nodes.reference("", record["verdict"], refuri=uri + (f"#{anchor}" if anchor else ""))
 
 
 class glued_table(nodes.figure):  # noqa: N801 (docutils names node classes in lower case)
@@ -293,5 +404,6 @@ def setup(app):
     app.connect("build-finished", _copy_labs)
     app.connect("build-finished", reader_downloads)
     app.add_role("lab", lab_role)
+    app.add_directive("findings-overview", FindingsOverview)
     app.connect("autodoc-process-docstring", _escape_bars)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

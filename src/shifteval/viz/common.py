@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike
 from ..linfit.fits import transform
 
 if TYPE_CHECKING:
+    import pandas as pd
     from matplotlib.axes import Axes
 
 FIT_COLOR = "#c0392b"
@@ -481,3 +482,54 @@ def legibility_problems(record: dict) -> list[str]:
     if record["overlaps"]:
         problems.append(f"colliding panels {record['overlaps']}")
     return problems
+
+
+def _value_text(value, interval=None) -> str:
+    """A finding's value as its table shows it: numbers to three significant digits, with the interval."""
+    if isinstance(value, bool) or value is None:
+        return "—" if value is None else str(value)
+    if isinstance(value, (int, float)):
+        text = f"{value:.3g}"
+        return f"{text} [{interval[0]:.3g}, {interval[1]:.3g}]" if interval else text
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_value_text(v) for v in value)
+    return str(value)
+
+
+@traced
+def findings_table(findings: list[dict]) -> pd.DataFrame:
+    """A chapter's findings as the table that ends it: where in the paper, the values compared, the verdict.
+
+    Parameters
+    ----------
+    findings : list of dict
+        ``results.json``'s ``findings`` (see :meth:`shifteval.book.findings.Finding.as_record`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per finding (its id), columns ``paper``, ``where``, ``compared``, ``paper's value``,
+        ``this run`` (with its interval) and ``verdict``.
+
+    Examples
+    --------
+    >>> table = findings_table([{"id": "drop", "paper": "recht2019imagenet", "where": "§1", "quantity": "drop, points",
+    ...                          "paper_value": 11.7, "run_value": 9.12, "interval": [8.0, 10.2], "verdict": "partly"}])
+    >>> table.loc["drop"].tolist()
+    ['recht2019imagenet', '§1', 'drop, points', '11.7', '9.12 [8, 10.2]', 'partly']
+    """
+    import pandas as pd
+
+    rows = {
+        f["id"]: {
+            "paper": f["paper"],
+            "where": f["where"],
+            "compared": f["quantity"],
+            "paper's value": _value_text(f["paper_value"]),
+            "this run": _value_text(f["run_value"], f.get("interval")),
+            "verdict": f["verdict"],
+        }
+        for f in findings
+    }
+    columns = ["paper", "where", "compared", "paper's value", "this run", "verdict"]
+    return pd.DataFrame.from_dict(rows, orient="index", columns=columns).rename_axis("finding")
