@@ -21,8 +21,7 @@ DATA ?= data
 .PHONY: book labs lab test test-all test-fast clean distclean lock
 
 book: $(STAMP)
-	$(BIN)/shifteval build $(if $(PARAMS),--params $(PARAMS)) --edition $(EDITION) --data $(DATA)
-	$(if $(PARAMS),,$(BIN)/shifteval labs)
+	$(BIN)/shifteval build $(if $(PARAMS),--params $(PARAMS),--labs) --edition $(EDITION) --data $(DATA)
 
 labs: $(STAMP)
 	$(BIN)/shifteval labs

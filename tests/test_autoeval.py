@@ -428,10 +428,15 @@ def test_extend_meta_sets_adds_the_sets_prepare_backbone_would_have_drawn():
     assert len(more.meta_train) == len(more.meta_train_labels) == 6 and len(bb.meta_train) == 3
     assert all(a is b for a, b in zip(more.meta_train[:3], bb.meta_train, strict=True))  # kept, not redrawn
     drawn = list(ae.meta_dataset(*meta, n_sets=6, set_size=10, seed=5))  # all six at once
+    rotated, _ = ae.extend_meta_sets(bb, meta, 6, seed=5, rotation=True)
     for i in range(3, 6):
         assert np.array_equal(more.meta_train_labels[i], drawn[i][1])
         expected = ae.compute_outputs(bb.model, drawn[i][0], rotation=True)
         np.testing.assert_allclose(more.meta_train[i].logits, expected.logits, rtol=0, atol=1e-6)
+        # the rotation head's answers only when asked for; logits and features the same either way
+        assert more.meta_train[i].rotation_correct is None
+        assert np.array_equal(rotated.meta_train[i].rotation_correct, expected.rotation_correct)
+        assert np.array_equal(rotated.meta_train[i].features, more.meta_train[i].features)
     assert np.isfinite(seconds) and seconds > 0 and more.meta_val is bb.meta_val
     same, none = ae.extend_meta_sets(bb, meta, 3)
     assert same is bb and np.isnan(none)

@@ -82,6 +82,11 @@ def _parser() -> argparse.ArgumentParser:
         default="full",
         help="full (default) or student: without solutions, into _build/student/html",
     )
+    build.add_argument(
+        "--labs",
+        action="store_true",
+        help="also build the labs (as `shifteval labs`), beside the HTML once the chapters have run",
+    )
 
     _add_predict_parser(sub)
     _add_labs_parsers(sub)
@@ -436,6 +441,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(result.notebook)
         elif args.command == "build":
+            from .labs import build_labs
+
             print(
                 pipeline.build(
                     args.params,
@@ -445,6 +452,7 @@ def main(argv: list[str] | None = None) -> int:
                     data_root=args.data,
                     overrides=project.parse_overrides(args.overrides),
                     reset=args.reset,
+                    alongside=build_labs if args.labs else None,
                 )  # fmt: skip
             )
         elif args.command == "predict":

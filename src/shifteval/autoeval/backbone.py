@@ -276,7 +276,12 @@ def _meta_set_outputs(arch, model, meta_pool, meta_val_pool, n_sets, n_val_sets,
 
 
 def extend_meta_sets(
-    backbone: Backbone, meta_pool: tuple, n_sets: int, seed: int = 0, progress: bool = False
+    backbone: Backbone,
+    meta_pool: tuple,
+    n_sets: int,
+    seed: int = 0,
+    progress: bool = False,
+    rotation: bool = False,
 ) -> tuple[Backbone, float]:
     """The backbone with ``n_sets`` training meta-sets, and what 100 more meta-sets cost.
 
@@ -284,7 +289,10 @@ def extend_meta_sets(
     has its own stream (:func:`~shifteval.autoeval.metadataset.meta_dataset`), so the backbone's meta-sets
     (cached with it by :func:`prepare_backbone`) are kept as they are and sets ``len(meta_train)`` ..
     ``n_sets − 1`` are added: drawn from ``meta_pool``, transformed and passed through the classifier,
-    exactly as :func:`prepare_backbone` would have made them.
+    exactly as :func:`prepare_backbone` would have made them. Their logits and features do not depend on
+    the batch they are computed in; the rotation head's answers, which only the rotation baseline reads,
+    are left out unless ``rotation`` asks for them (half the forward passes: AutoEval's regressors, which
+    :func:`~shifteval.autoeval.protocol.meta_set_sweep` refits, read features only).
 
     Parameters
     ----------
@@ -298,6 +306,9 @@ def extend_meta_sets(
         The chapter's seed (stream ``meta_train``), as given to :func:`prepare_backbone`.
     progress : bool
         Show a progress bar.
+    rotation : bool
+        Also the rotation head's answers on the added meta-sets (without them, the returned backbone's
+        rotation baseline cannot be fitted: :func:`~shifteval.autoeval.estimators.fit` gives it NaN).
 
     Returns
     -------
@@ -338,7 +349,7 @@ def extend_meta_sets(
     (images, pool_labels), start = meta_pool, time.perf_counter()
     sets = meta_dataset(images, pool_labels, n_sets=n_sets, set_size=set_size, seed=seed, start=have)
     for x, y, _ in tqdm(sets, total=n_sets - have, desc="more meta-sets", unit="set", disable=not progress):
-        meta.append(compute_outputs(backbone.model, x, rotation=True))
+        meta.append(compute_outputs(backbone.model, x, rotation=rotation))
         labels.append(y)
     seconds = time.perf_counter() - start
     return replace(backbone, meta_train=meta, meta_train_labels=labels), 100 * seconds / (n_sets - have)

@@ -20,7 +20,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -568,6 +568,7 @@ def build(
     data_root: str | Path = "data",
     overrides: dict[str, Any] | None = None,
     reset: bool = False,
+    alongside: Callable[[], Any] | None = None,
 ) -> Path:
     """Run every chapter (or ``only`` these) and build the HTML book into ``_build/html``.
 
@@ -618,6 +619,10 @@ def build(
         Parameter values (``-p key=value``) for the chapters of ``only``; refused without ``only``.
     reset : bool
         Run the selected chapters with ``params`` (``default`` when not given), dropping their last runs.
+    alongside : callable, optional
+        Work that needs the executed chapters and their caches but not the HTML (``make book`` builds the
+        labs so): called in a thread while ``jupyter-book`` runs in its own process, each on one core; its
+        error, if any, is raised after the HTML is built.
 
     Returns
     -------
@@ -652,7 +657,15 @@ def build(
                    data_root=data_root, out=chapter_dir if real else None, note=notes.get(name))
         for name in names if name in selected
     })  # fmt: skip
-    return _assemble(root, source, real, edition)
+    if alongside is None:
+        return _assemble(root, source, real, edition)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="alongside") as pool:
+        beside = pool.submit(alongside)
+        index = _assemble(root, source, real, edition)
+        beside.result()
+    return index
 
 
 def _check_request(

@@ -12,11 +12,11 @@
 The names below are importable from ``shifteval.zoo``; the others from their modules.
 """
 
-from .build import Zoo, build_zoo, workers_for
+from .build import Zoo, build_zoo, train_many, workers_for
 from .models import ModelSpec, default_zoo
 from .store import Predictions, PredictionStore, validate_predictions
 
 __all__ = [
     "ModelSpec", "PredictionStore", "Predictions", "Zoo", "build_zoo", "default_zoo", "validate_predictions",
-    "workers_for",
+    "train_many", "workers_for",
 ]  # fmt: skip

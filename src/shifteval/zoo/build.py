@@ -187,46 +187,118 @@ def workers_for(n_models: int, workers: int | None = None) -> int:
     return max(1, min(count, n_models))
 
 
-# The training data of a worker process, set once by _start_worker (not pickled again per model).
+# The images and labels of a worker process, set once by _start_worker (not pickled again per model).
 _WORKER_DATA: dict = {}
 
 
-def _start_worker(x_train, y_train, images, seed) -> None:
-    _WORKER_DATA.update(x_train=x_train, y_train=y_train, images=images, seed=seed)
+def _start_worker(images, labels, seed) -> None:
+    _WORKER_DATA.update(images=images, labels=labels, seed=seed)
 
 
-def _train_in_worker(spec: ModelSpec) -> dict:
+def _train_in_worker(task: tuple) -> dict:
+    spec, fit, predict = task
     d = _WORKER_DATA
-    return train_and_predict(spec, d["x_train"], d["y_train"], d["images"], seed=d["seed"])
+    inputs = {name: d["images"][index] for name, index in predict.items()}
+    return train_and_predict(spec, d["images"][fit], d["labels"][fit], inputs, seed=d["seed"])
+
+
+def train_many(
+    tasks, images, labels, seed: int = 0, workers: int | None = None, done=None, what: str = "the models"
+) -> list[dict]:
+    """Train and predict several models side by side, one process per core, each on one thread.
+
+    Each task fits its model on some of ``images`` and predicts others
+    (:func:`~shifteval.zoo.models.train_and_predict`); one thread per model makes its predictions the same
+    however many processes run (:func:`~shifteval.zoo.models.one_thread`). The images travel to each
+    process once; a task names them by index.
+
+    Parameters
+    ----------
+    tasks : sequence of (ModelSpec, index, dict of str -> index)
+        The model, the indices of its training images, and per output name the indices of the images to
+        predict. They start in this order (longest first keeps a process from being left with one long model).
+    images : ndarray (N, H, W)
+        Every image a task refers to.
+    labels : ndarray (N,)
+        Their classes.
+    seed : int
+        Seed of each model's training (a spec's own ``seed`` parameter overrides it).
+    workers : int, optional
+        Processes (:func:`workers_for`: one per core by default); 1 trains in this process.
+    done : callable(i, probs), optional
+        Called in this process as each task finishes (``i`` its position in ``tasks``).
+    what : str
+        What is trained, for the warning when it must run in one process.
+
+    Returns
+    -------
+    list of dict
+        Per task, its output name -> softmax probabilities (M, 10).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.random((40, 4, 4)), np.arange(40) % 2
+    >>> task = (ModelSpec("nb", "sklearn", "gaussian_nb"), np.arange(30), {"held": np.arange(30, 40)})
+    >>> [p["held"].shape for p in train_many([task, task], x, y, workers=1)]
+    [(10, 10), (10, 10)]
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    tasks = list(tasks)
+    n = workers_for(len(tasks), workers)
+    if n > 1 and not spawn_safe():
+        warnings.warn(
+            f"training {what} in one process: the main script has no 'if __name__ == \"__main__\":' guard, "
+            "which worker processes need (they import it again)",
+            stacklevel=3,
+        )
+        n = 1
+    out: list = [None] * len(tasks)
+    if n == 1:
+        _start_worker(images, labels, seed)
+        try:
+            for i, task in enumerate(tasks):
+                out[i] = _train_in_worker(task)
+                if done is not None:
+                    done(i, out[i])
+        finally:
+            _WORKER_DATA.clear()
+        return out
+    # a fresh interpreter per worker ("spawn"): no torch thread pool inherited through fork
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(
+        n, mp_context=context, initializer=_start_worker, initargs=(images, labels, seed)
+    ) as pool:
+        futures = {pool.submit(_train_in_worker, task): i for i, task in enumerate(tasks)}
+        for future in as_completed(futures):
+            i = futures[future]
+            out[i] = future.result()
+            if done is not None:
+                done(i, out[i])
+    return out
 
 
 def _fill(world, specs, store, splits, progress, workers=None) -> None:
-    import multiprocessing
     import time
-    from concurrent.futures import ProcessPoolExecutor, as_completed
 
     from tqdm import tqdm
 
     todo = [s for s in specs if not _complete(store, s, splits)]
     if not todo:
         return
-    images = {split: world.images[world.split_index(split)] for split in splits}
-    labels = {split: world.labels[world.split_index(split)] for split in splits}
-    train = world.split_index("train")
-    data = (world.images[train], world.labels[train], images, world.config.seed)
+    # longest first, so that no process is left with one long model at the end
+    todo = sorted(todo, key=epochs_of, reverse=True)
+    index = {split: world.split_index(split) for split in splits}
+    labels = {split: world.labels[i] for split, i in index.items()}
     n = workers_for(len(todo), workers)
-    if n > 1 and not spawn_safe():
-        warnings.warn(
-            "training the zoo in one process: the main script has no 'if __name__ == \"__main__\":' guard, "
-            "which worker processes need (they import it again)",
-            stacklevel=3,
-        )
-        n = 1
     bar = tqdm(total=len(todo), desc=f"training zoo ({n} process{'es' * (n > 1)})", unit="model",
                disable=not progress)  # fmt: skip
     start = time.perf_counter()
 
-    def finished(spec: ModelSpec, probs: dict) -> None:
+    def finished(i: int, probs: dict) -> None:
+        spec = todo[i]
         # the sidecar of the last split marks the model complete, so write it last
         for split in splits:
             meta = {"spec": _spec_dict(spec), "spec_key": spec.key(), "world": world.config.key()}
@@ -236,20 +308,8 @@ def _fill(world, specs, store, splits, progress, workers=None) -> None:
             acc = float((probs["v1"].argmax(1) == labels["v1"]).mean()) if "v1" in probs else float("nan")
             bar.write(f"  {spec.name}: trained, v1 accuracy {acc:.3f} ({time.perf_counter() - start:.0f} s)")
 
-    if n == 1:
-        _start_worker(*data)
-        try:
-            for spec in todo:
-                finished(spec, _train_in_worker(spec))
-        finally:
-            _WORKER_DATA.clear()
-    else:  # a fresh interpreter per worker ("spawn"): no torch thread pool inherited through fork
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(n, mp_context=context, initializer=_start_worker, initargs=data) as pool:
-            # longest first, so that no process is left with one long model at the end
-            futures = {pool.submit(_train_in_worker, s): s for s in sorted(todo, key=epochs_of, reverse=True)}
-            for future in as_completed(futures):
-                finished(futures[future], future.result())
+    tasks = [(spec, index["train"], index) for spec in todo]
+    train_many(tasks, world.images, world.labels, world.config.seed, n, done=finished, what="the zoo")
     bar.close()
 
 
