@@ -26,11 +26,13 @@ book: $(STAMP)
 labs: $(STAMP)
 	$(BIN)/shifteval labs
 
+# Both build the book first, on every core, then run the tests in one process per core (pytest-xdist):
+# the tests that read the built book share it, in one of them; the others' chapters run on one thread each.
 test: $(STAMP)
-	$(BIN)/python -m pytest -m "not heavy"
+	$(BIN)/python -m pytest -m "not heavy" -n auto --dist loadgroup --book-first
 
 test-all: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadgroup --book-first
 
 # JupyterLab opens a chapter's jupytext source as a notebook (notebooks/jupytext.toml pairs it with an
 # .ipynb); the settings override makes that the default viewer of a .py file in this environment.

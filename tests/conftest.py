@@ -13,6 +13,43 @@ SHARED = ROOT.parent / "shared"
 PROJECT_FILES = ("_config.yml", "_toc.yml", "book", "notebooks")
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--book-first",
+        action="store_true",
+        help="build the session's book before any test starts (with -n: once, before the workers start, "
+        "so that it has every core; the tests that read it then share it)",
+    )
+
+
+def _worker() -> bool:
+    """Whether this process is a pytest-xdist worker (one of several processes running the tests)."""
+    return bool(os.environ.get("PYTEST_XDIST_WORKER"))
+
+
+def shared_dir(tmp_path_factory) -> Path:
+    """The folder every process of the session shares: the controller's base temporary folder.
+
+    With pytest-xdist each worker has its own base folder inside the controller's; without it, the one.
+    """
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if _worker() else base
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """An exclusive lock across the session's processes (the first holder does the work, the others wait)."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def copy_project(dest: Path) -> Path:
     """A copy of the book sources (not the outputs) in which chapters can run and the book can build."""
     dest.mkdir(parents=True, exist_ok=True)
@@ -26,8 +63,13 @@ def copy_project(dest: Path) -> Path:
 
 
 #: The cache of trained models the session's runs share (set by :func:`shared_cache`): a smoke zoo or an
-#: OOD backbone trained by one test is loaded by the next, not trained again in each project copy.
+#: OOD backbone trained by one test is loaded by the next, not trained again in each project copy. Every
+#: process of the session shares it (content-addressed and locked, so runs never disturb each other).
 SESSION_CACHE: list[Path] = []
+
+#: What runs the book's own chapters (the default parameters, as ``make book``): the book's thread counts,
+#: whatever a worker process set for the rest of its runs (see :func:`pytest_configure`).
+BOOK_THREADS = {"SHIFTEVAL_THREADS": "", "SHIFTEVAL_ZOO_WORKERS": ""}
 
 
 def shifteval(*args, cwd, env=None):
@@ -45,9 +87,30 @@ def shifteval(*args, cwd, env=None):
 @pytest.fixture(scope="session", autouse=True)
 def shared_cache(tmp_path_factory):
     """One model cache for every run of the session (content-addressed, so runs never disturb each other)."""
-    SESSION_CACHE[:] = [tmp_path_factory.mktemp("session-cache")]
+    SESSION_CACHE[:] = [shared_dir(tmp_path_factory) / "session-cache"]
+    SESSION_CACHE[0].mkdir(parents=True, exist_ok=True)
     yield SESSION_CACHE[0]
     SESSION_CACHE.clear()
+
+
+def pytest_configure(config):
+    if _worker():
+        # Several test processes share the cores: each runs its chapters on one thread and trains a zoo in
+        # one process, so that none of them oversubscribes a core (the book's own runs keep BOOK_THREADS).
+        os.environ["SHIFTEVAL_THREADS"] = "1"
+        os.environ["SHIFTEVAL_ZOO_WORKERS"] = "1"
+
+
+def pytest_sessionstart(session):
+    # --book-first: the controller (or the only process) builds the book before any test starts.
+    config = session.config
+    if not config.getoption("--book-first") or _worker() or config.getoption("collectonly"):
+        return
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    write = reporter.write_line if reporter is not None else print
+    write("building the session's book once, before the tests (--book-first) ...")
+    status = _build_book(config._tmp_path_factory.getbasetemp(), echo=True)
+    write(f"the book {'built' if status['returncode'] == 0 else 'FAILED'} in {status['seconds']:.0f} s")
 
 
 #: Fixtures that execute chapters or build the book: a test using one is slow (``make test-fast`` skips it).
@@ -70,6 +133,12 @@ def pytest_collection_modifyitems(items):
         fixtures = set(getattr(item, "fixturenames", ()))
         if HEAVY_FIXTURES & fixtures:
             item.add_marker(pytest.mark.slow)
+        # with pytest-xdist (--dist loadgroup): the tests that read or rebuild the session's built book run
+        # in one process, one after another; so do the thread tests, which share their re-runs
+        if {"built_book", "student_book"} & fixtures:
+            item.add_marker(pytest.mark.xdist_group("book"))
+        elif "one_thread_runs" in fixtures:
+            item.add_marker(pytest.mark.xdist_group("threads"))
         module = getattr(item, "module", None)
         if (
             "default_project" in fixtures
@@ -106,9 +175,14 @@ def background_runs(request, tmp_path_factory):
 
 
 def _background(item):
-    """The session's background runs when ``item`` is a slow test (fast tests neither start nor wait)."""
+    """The session's background runs when ``item`` is a slow test (fast tests neither start nor wait).
+
+    None in a pytest-xdist worker: several processes already share the cores, and each worker collects
+    every test (it cannot know which thread tests it will run); the thread tests then run their re-runs
+    side by side when they need them.
+    """
     runs = item.config.stash.get(BACKGROUND, None)
-    return runs if runs is not None and item.get_closest_marker("slow") else None
+    return runs if runs is not None and item.get_closest_marker("slow") and not _worker() else None
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -137,6 +211,24 @@ def project(tmp_path):
 PROJECT_CACHE = ROOT / ".cache" / "shifteval"
 
 
+def _shared_project(shared: Path) -> Path:
+    """The project copy the session's default runs share: it starts with the chapters ``make book`` published.
+
+    Made once per session (the first process to ask makes it; the others wait for it).
+    """
+    project = shared / "defaults" / "project"
+    with _locked(shared / "defaults.lock"):
+        if not (project / "_toc.yml").is_file():
+            copy_project(project)
+            published = ROOT / "book" / "chapters"
+            for notebook in published.glob("*.ipynb"):
+                results = published / f"{notebook.stem}.results.json"
+                if results.is_file():
+                    for path in (results, notebook):  # the notebook last: its key marks the pair complete
+                        shutil.copy2(path, project / "book" / "chapters" / path.name)
+    return project
+
+
 @pytest.fixture(scope="session")
 def default_project(tmp_path_factory):
     """A project copy shared by the tests that run chapters with their default parameters.
@@ -144,16 +236,10 @@ def default_project(tmp_path_factory):
     One execution serves both ``make book`` and ``make test``: the copy starts with the chapters this
     project has published (``make book``), and its runs share the project's model store. A published
     chapter whose cache key still matches (same source, parameters, library, data and thread count) is
-    not executed again; any other is, and what it trains is stored for the next ``make book``.
+    not executed again; any other is, and what it trains is stored for the next ``make book``. Every
+    process of the session shares the copy.
     """
-    project = copy_project(tmp_path_factory.mktemp("defaults") / "project")
-    published = ROOT / "book" / "chapters"
-    for notebook in published.glob("*.ipynb"):
-        results = published / f"{notebook.stem}.results.json"
-        if results.is_file():
-            for path in (results, notebook):  # the notebook last: its key marks the pair complete
-                shutil.copy2(path, project / "book" / "chapters" / path.name)
-    return project
+    return _shared_project(shared_dir(tmp_path_factory))
 
 
 #: Why the session's book build failed (empty while it has not failed): the tests that read the book, and
@@ -161,25 +247,62 @@ def default_project(tmp_path_factory):
 BOOK_FAILURE: list[str] = []
 
 
+def _build_book(shared: Path, echo: bool = False) -> dict:
+    """Build the session's book once (``make book``'s command, in :func:`_shared_project`); its status.
+
+    The first process to ask builds it; the others wait and read what it left: ``returncode``, ``stdout``,
+    ``stderr`` and ``seconds`` (in ``book-status.json``). ``echo`` shows the build's progress meanwhile.
+    """
+    import json
+    import time
+
+    status_file = shared / "book-status.json"
+    with _locked(shared / "book.lock"):
+        if status_file.is_file():
+            return json.loads(status_file.read_text())
+        project = _shared_project(shared)
+        start = time.perf_counter()
+        cmd = [sys.executable, "-m", "shifteval.cli", "build", "--params", "default", "--labs"]
+        # --params: a chapter published with other parameters (a smoke or a student's run) runs again
+        env = {**os.environ, "SHIFTEVAL_CACHE": str(PROJECT_CACHE), **BOOK_THREADS}
+        out_file = shared / "book-stdout.txt"
+        with open(out_file, "w") as stdout:  # a file: jupyter-book's long output never fills a pipe
+            proc = subprocess.Popen(
+                cmd, cwd=project, env=env, stdout=stdout, stderr=subprocess.PIPE, text=True
+            )
+            stderr = []
+            for line in proc.stderr:  # the build's progress, shown as it goes when asked
+                stderr.append(line)
+                if echo and not line.startswith("Executing:"):
+                    sys.stderr.write(line)
+            returncode = proc.wait()
+        status = {"returncode": returncode, "stdout": out_file.read_text(), "stderr": "".join(stderr),
+                  "seconds": time.perf_counter() - start}  # fmt: skip
+        status_file.write_text(json.dumps(status))
+        return status
+
+
 @pytest.fixture(scope="session")
-def built_book(default_project):
+def built_book(tmp_path_factory):
     """The book as ``make book`` builds it, once per test session: every chapter's default run, then
-    the HTML, then the labs (from the same cache). The runs are those of :func:`run_default` (whichever
-    comes first executes), so the pages tested are the pages readers get, and no chapter executes twice.
+    the HTML and, beside it, the labs (from the same cache). The runs are those of :func:`run_default`
+    (whichever comes first executes), so the pages tested are the pages readers get, and no chapter
+    executes twice. Every process of the session shares it (``--book-first`` builds it before any test).
 
     A failed build fails every test that uses it at once, with the build's own error (pytest keeps a
     session fixture's failure), and :func:`run_default` refuses to execute chapters again after it.
     """
     if BOOK_FAILURE:
         pytest.fail(BOOK_FAILURE[0], pytrace=False)
-    env = {"SHIFTEVAL_CACHE": str(PROJECT_CACHE)}
-    out = shifteval(
-        "build", "--params", "default", "--labs", cwd=default_project, env=env
-    )  # --params: a chapter published with other parameters (a smoke or a student's run) runs again
+    shared = shared_dir(tmp_path_factory)
+    status = _build_book(shared)
+    out = subprocess.CompletedProcess(
+        ["shifteval", "build"], status["returncode"], status["stdout"], status["stderr"]
+    )
     if out.returncode != 0:
         BOOK_FAILURE.append(f"the book build failed (exit {out.returncode}):\n{out.stderr[-4000:]}")
         pytest.fail(BOOK_FAILURE[0], pytrace=False)
-    return default_project, out
+    return _shared_project(shared), out
 
 
 def run_default(project, chapter):
@@ -198,7 +321,7 @@ def run_default(project, chapter):
     names = (
         [chapter, *sorted((one_thread & DEFAULT_RUNS) - {chapter})] if chapter in one_thread else [chapter]
     )
-    out = shifteval("run", *names, cwd=project, env={"SHIFTEVAL_CACHE": str(PROJECT_CACHE)})
+    out = shifteval("run", *names, cwd=project, env={"SHIFTEVAL_CACHE": str(PROJECT_CACHE), **BOOK_THREADS})
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads((project / "book" / "chapters" / f"{chapter}.results.json").read_text())
 
@@ -265,7 +388,8 @@ def student_book(built_book):
     copies in); a failed build fails its tests at once.
     """
     project, _ = built_book
-    out = shifteval("build", "--edition", "student", cwd=project)
+    with _locked(project.parent / "student.lock"):
+        out = shifteval("build", "--edition", "student", cwd=project)
     if out.returncode != 0:
         pytest.fail(
             f"the student edition did not build (exit {out.returncode}):\n{out.stderr[-4000:]}", pytrace=False

@@ -120,6 +120,7 @@ def test_mlm_default_run_claims_and_recorded_keys(default_project):
     assert not np.allclose(res["mlm_perturbed"], res["mlm_clean"])
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 def test_mlm_real_mnist_in_the_papers_setting_reduced(tmp_path, real_data):
     """real.yaml on the official MNIST files, fetched by `shifteval data get` from a local mirror of

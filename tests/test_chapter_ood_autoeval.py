@@ -135,6 +135,7 @@ def test_ood_autoeval_runs_on_mnist_and_fashion_mnist_idx_files(tmp_path):
     _check_by_source(res, ["test", "test+fog@3"])
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 def test_ood_autoeval_real_set_on_the_published_mnist_and_fashion_mnist(tmp_path, real_data):
     """The `real` parameter set on the real MNIST and Fashion-MNIST files, fetched by `shifteval data get`

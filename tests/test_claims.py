@@ -300,6 +300,7 @@ def test_every_prediction_names_a_solution_of_its_chapter():
         assert spec["expect"] and set(spec) <= {"base", "parameters", "expect"}, label
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 @pytest.mark.parametrize(("chapter", "label", "spec"), list(_predictions()))
 def test_solution_predictions_hold_when_run(chapter, label, spec, project, tmp_path):

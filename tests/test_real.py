@@ -141,3 +141,15 @@ def test_unknown_dataset_and_split(tmp_path):
         real.load("svhn", tmp_path)
     with pytest.raises(ValueError, match="unknown split 'val'"):
         real.load("cifar10", tmp_path, split="val")
+
+
+@pytest.mark.slow
+def test_the_published_mnist_files_fetched_from_the_checksummed_mirror_read_as_the_paper_describes(real_data):
+    """The real files, as users get them (``shifteval data get`` from a mirror, every checksum verified):
+    MNIST and Fashion-MNIST read as 60,000 + 10,000 images of 28×28 bytes in ten classes."""
+    for name in ("mnist", "fashion-mnist"):
+        train_images, _ = real.load(name, real_data / name, "train")
+        test_images, test_labels = real.load(name, real_data / name, "test")
+        assert train_images.shape == (60_000, 28, 28) and test_images.shape == (10_000, 28, 28), name
+        assert train_images.dtype == np.uint8 and train_images.max() > 200, name
+        assert np.bincount(test_labels, minlength=10).min() >= 800, name  # every class present

@@ -31,6 +31,7 @@ def _eps(project):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_a_students_run_survives_the_next_build_and_the_page_says_how_to_go_back(built_book, tmp_path):
     built, out = built_book
     assert out.returncode == 0, out.stderr[-3000:]

@@ -47,6 +47,7 @@ def one_thread_runs(background_runs):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 @pytest.mark.parametrize("chapter", TORCH_CHAPTERS)
 def test_claims_hold_when_the_networks_train_on_another_thread_count(
     chapter, one_thread_runs, default_project

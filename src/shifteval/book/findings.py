@@ -152,6 +152,7 @@ def matches(run, paper, tol=None, interval=None, reference: float = 0.0) -> Crit
         close = abs(run - paper) <= tol
         how = f"within {_fmt(tol)} of the paper's value"
     else:
+        assert ci is not None  # one of the two was given (checked above)
         close = ci[0] <= paper <= ci[1]
         how = "the paper's value inside the run's interval"
     same = _side(run, reference) == _side(paper, reference) != 0
@@ -160,7 +161,7 @@ def matches(run, paper, tol=None, interval=None, reference: float = 0.0) -> Crit
         f"reproduced when {how}; partly when both lie on the same side of {_fmt(reference)}; "
         "otherwise not reproduced"
     )
-    args = f"tol={_fmt(tol)}" if tol is not None else f"interval={_fmt(list(ci))}"
+    args = f"tol={_fmt(tol)}" if ci is None else f"interval={_fmt(list(ci))}"
     return Criterion(
         "matches", rule, verdict, f"matches({_fmt(run)}, {_fmt(paper)}, {args}, reference={_fmt(reference)})"
     )

@@ -657,15 +657,7 @@ def build(
                    data_root=data_root, out=chapter_dir if real else None, note=notes.get(name))
         for name in names if name in selected
     })  # fmt: skip
-    if alongside is None:
-        return _assemble(root, source, real, edition)
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1, thread_name_prefix="alongside") as pool:
-        beside = pool.submit(alongside)
-        index = _assemble(root, source, real, edition)
-        beside.result()
-    return index
+    return _assemble(root, source, real, edition, alongside)
 
 
 def _check_request(
@@ -746,8 +738,26 @@ def _real_edition_runs(
     return notes
 
 
-def _assemble(root: Path, source: Path, real: bool, edition: str) -> Path:
-    """Build the edition's HTML with jupyter-book (:func:`~shifteval.book.assemble.build_html`)."""
+def _assemble(
+    root: Path, source: Path, real: bool, edition: str, alongside: Callable[[], Any] | None = None
+) -> Path:
+    """Build the edition's HTML with jupyter-book (:func:`~shifteval.book.assemble.build_html`).
+
+    ``alongside`` runs in a thread meanwhile (jupyter-book runs in its own process); its error, if any, is
+    raised once the HTML is built.
+    """
+    if alongside is None:
+        return _html(root, source, real, edition)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="alongside") as pool:
+        beside = pool.submit(alongside)
+        index = _html(root, source, real, edition)
+        beside.result()
+    return index
+
+
+def _html(root: Path, source: Path, real: bool, edition: str) -> Path:
     if real:
         return build_html(source, root / "_build" / "real", title_suffix="real-data edition")
     if edition == "student":

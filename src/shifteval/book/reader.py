@@ -109,9 +109,10 @@ def citation_formatter(bib: str | Path | None) -> Callable[[str, str], str]:
             entries[key] = (_detex(names), entry.fields.get("year", "n.d."))
 
     def cite(role: str, keys: str) -> str:
-        found = [entries.get(k.strip()) for k in keys.split(",") if k.strip()]
-        if any(f is None for f in found) or not found:
+        wanted = [k.strip() for k in keys.split(",") if k.strip()]
+        if not wanted or any(k not in entries for k in wanted):
             return keys
+        found = [entries[k] for k in wanted]
         if role == "cite:t":
             return "; ".join(f"{names} ({year})" for names, year in found)
         return "(" + "; ".join(f"{names}, {year}" for names, year in found) + ")"
@@ -123,7 +124,7 @@ def _detex(text: str) -> str:
     r"""BibTeX's accents and braces as plain text (``{\"u}`` -> ``ü``)."""
     accents = {'\\"': "\u0308", "\\'": "\u0301", "\\`": "\u0300", "\\^": "\u0302", "\\~": "\u0303"}
     for mark, combining in accents.items():
-        text = re.sub(re.escape(mark) + r"\{?([A-Za-z])\}?", lambda m, c=combining: m[1] + c, text)
+        text = re.sub(re.escape(mark) + r"\{?([A-Za-z])\}?", r"\g<1>" + combining, text)
     import unicodedata
 
     return unicodedata.normalize("NFC", text.replace("{", "").replace("}", ""))

@@ -102,10 +102,10 @@ def cross_validation(world: World, zoo: Zoo, specs: Sequence[ModelSpec], folds: 
             extra = rng.choice(v1, len(held), replace=False)  # the original test images take the fold's place
             tasks.append((spec, np.r_[train[keep], extra], {"fold": held}, k))
     # the folds' models train side by side, one process per core, each on one thread (the same numbers)
-    probs = train_many([t[:3] for t in tasks], world.images, labels, seed=seed, what="the folds")
-    for (spec, _, predict, k), p in zip(tasks, probs, strict=True):
+    outputs = train_many([t[:3] for t in tasks], world.images, labels, seed=seed, what="the folds")
+    for (spec, _, predict, k), out in zip(tasks, outputs, strict=True):
         held = predict["fold"]
-        rows.append((spec.name, f"fold {k}", int((p["fold"].argmax(1) == labels[held]).sum()), len(held)))
+        rows.append((spec.name, f"fold {k}", int((out["fold"].argmax(1) == labels[held]).sum()), len(held)))
     out = pd.DataFrame(rows, columns=["model", "set", "correct", "n"])
     order = {s: i for i, s in enumerate(["v1", *[f"fold {k}" for k in range(1, folds + 1)], "new"])}
     out = out.sort_values(

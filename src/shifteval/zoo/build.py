@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -203,7 +203,13 @@ def _train_in_worker(task: tuple) -> dict:
 
 
 def train_many(
-    tasks, images, labels, seed: int = 0, workers: int | None = None, done=None, what: str = "the models"
+    tasks: Sequence[tuple[ModelSpec, ArrayLike, dict[str, ArrayLike]]],
+    images: ArrayLike,
+    labels: ArrayLike,
+    seed: int = 0,
+    workers: int | None = None,
+    done: Callable[[int, dict], None] | None = None,
+    what: str = "the models",
 ) -> list[dict]:
     """Train and predict several models side by side, one process per core, each on one thread.
 
