@@ -40,7 +40,7 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 lab: $(STAMP)
 	mkdir -p $(dir $(LAB_SETTINGS))
 	printf '%s\n' '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}}}' > $(LAB_SETTINGS)
-	$(BIN)/jupyter lab --notebook-dir=notebooks
+	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" -q

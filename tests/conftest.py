@@ -315,6 +315,11 @@ def run_default(project, chapter):
 
     from shifteval.book.project import chapters
 
+    status = project.parents[1] / "book-status.json"  # the session's book build, in this process or another
+    if not BOOK_FAILURE and project.name == "project" and status.is_file():
+        built = json.loads(status.read_text())
+        if built["returncode"] != 0:
+            BOOK_FAILURE.append(f"the book build failed (exit {built['returncode']}):\n{built['stderr'][-4000:]}")
     if BOOK_FAILURE:  # the book's runs failed: executing the chapter again would only fail slower
         pytest.fail(BOOK_FAILURE[0], pytrace=False)
     one_thread = {c.name for c in chapters(project) if c.threads == 1}

@@ -275,3 +275,48 @@ def test_the_source_converted_and_executed_with_nbconvert_shows_an_image_per_fig
     )  # fmt: skip
     assert ran.returncode == 0, ran.stderr[-3000:]
     _check_outside_run(json.loads(target.read_text(encoding="utf-8")), name)
+
+
+@pytest.mark.slow
+def test_jupyterlab_opens_a_chapter_source_as_a_notebook_on_the_projects_kernel(tmp_path):
+    """``make lab``'s server: a chapter's jupytext source opens as a notebook (paired with an .ipynb), and
+    the kernel it names is this environment's Python."""
+    import socket
+    import time
+    import urllib.request
+
+    from conftest import copy_project
+
+    project = copy_project(tmp_path / "project")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        [Path(sys.executable).parent / "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+         "--IdentityProvider.token=t", "--allow-root", "--notebook-dir", project / "notebooks"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}/api"
+    try:
+        for _ in range(600):  # the server starts in seconds; no limit beyond its starting
+            try:
+                urllib.request.urlopen(f"{base}/status?token=t", timeout=None)
+                break
+            except OSError:
+                if server.poll() is not None:
+                    raise AssertionError(server.stderr.read()[-3000:]) from None
+                time.sleep(0.2)
+        with urllib.request.urlopen(
+            f"{base}/contents/linear-fits.py?type=notebook&token=t", timeout=None
+        ) as r:
+            model = json.loads(r.read())
+        specs = json.loads(urllib.request.urlopen(f"{base}/kernelspecs?token=t", timeout=None).read())
+    finally:
+        server.terminate()
+        server.wait()
+    assert model["type"] == "notebook"
+    cells = model["content"]["cells"]
+    assert any("tags" in c["metadata"] and "parameters" in c["metadata"]["tags"] for c in cells)
+    assert model["content"]["metadata"]["kernelspec"]["name"] == "python3"
+    kernel = specs["kernelspecs"]["python3"]["spec"]["argv"][0]
+    assert Path(kernel).resolve().parent == Path(sys.executable).resolve().parent or kernel == "python"

@@ -404,7 +404,7 @@ def strip_solutions_source(text: str) -> str:
     Parameters
     ----------
     text : str
-        The ``py:percent`` source, whose markdown cells are ``# ``-prefixed lines.
+        The ``py:percent`` source, whose markdown cells are comment lines (each begins with ``#``).
 
     Returns
     -------
