@@ -67,17 +67,24 @@ def copy_project(dest: Path) -> Path:
 #: process of the session shares it (content-addressed and locked, so runs never disturb each other).
 SESSION_CACHE: list[Path] = []
 
+#: The session's book project (:func:`_shared_project`), once made.
+BOOK_PROJECTS: list[Path] = []
+
 #: What runs the book's own chapters (the default parameters, as ``make book``): the book's thread counts,
-#: whatever a worker process set for the rest of its runs (see :func:`pytest_configure`).
+#: whatever a worker process has for the rest of its runs (see :data:`WORKER_THREADS`).
 BOOK_THREADS = {"SHIFTEVAL_THREADS": "", "SHIFTEVAL_ZOO_WORKERS": ""}
 
 
 def shifteval(*args, cwd, env=None):
     """Run the ``shifteval`` command line in a fresh interpreter (``env``: variables to set for it).
 
-    The run uses the session's shared model cache unless ``env`` names another ``SHIFTEVAL_CACHE``.
+    The run uses the session's shared model cache unless ``env`` names another ``SHIFTEVAL_CACHE``; in the
+    session's book project (:func:`_shared_project`) it computes on the book's thread counts, so that the
+    book's own runs stay up to date (:data:`BOOK_THREADS`).
     """
     shared = {"SHIFTEVAL_CACHE": str(SESSION_CACHE[0])} if SESSION_CACHE else {}
+    if any(Path(cwd).resolve().is_relative_to(p) for p in BOOK_PROJECTS):
+        shared |= BOOK_THREADS
     return subprocess.run(
         [sys.executable, "-m", "shifteval.cli", *args],
         cwd=cwd, capture_output=True, text=True, env={**os.environ, **shared, **(env or {})},
@@ -93,24 +100,28 @@ def shared_cache(tmp_path_factory):
     SESSION_CACHE.clear()
 
 
-def pytest_configure(config):
-    if _worker():
-        # Several test processes share the cores: each runs its chapters on one thread and trains a zoo in
-        # one process, so that none of them oversubscribes a core (the book's own runs keep BOOK_THREADS).
-        os.environ["SHIFTEVAL_THREADS"] = "1"
-        os.environ["SHIFTEVAL_ZOO_WORKERS"] = "1"
+#: With pytest-xdist, several test processes share the cores: each computes on one thread (its own numpy,
+#: torch and numba, and the chapters it runs) and trains a zoo in one process, so that none of them
+#: oversubscribes a core. Set in the controller before it starts the workers, which inherit them before
+#: they import anything; the book's own runs keep BOOK_THREADS.
+WORKER_THREADS = {
+    "SHIFTEVAL_THREADS": "1", "SHIFTEVAL_ZOO_WORKERS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
+}  # fmt: skip
 
 
 def pytest_sessionstart(session):
-    # --book-first: the controller (or the only process) builds the book before any test starts.
     config = session.config
-    if not config.getoption("--book-first") or _worker() or config.getoption("collectonly"):
+    if _worker() or config.getoption("collectonly"):
         return
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    write = reporter.write_line if reporter is not None else print
-    write("building the session's book once, before the tests (--book-first) ...")
-    status = _build_book(config._tmp_path_factory.getbasetemp(), echo=True)
-    write(f"the book {'built' if status['returncode'] == 0 else 'FAILED'} in {status['seconds']:.0f} s")
+    if config.getoption("--book-first"):  # the controller (or the only process) builds the book first
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        write = reporter.write_line if reporter is not None else print
+        write("building the session's book once, before the tests (--book-first) ...")
+        status = _build_book(config._tmp_path_factory.getbasetemp(), echo=True)
+        write(f"the book {'built' if status['returncode'] == 0 else 'FAILED'} in {status['seconds']:.0f} s")
+    if getattr(config.option, "numprocesses", None):  # pytest-xdist starts its workers after this hook
+        os.environ.update(WORKER_THREADS)
 
 
 #: Fixtures that execute chapters or build the book: a test using one is slow (``make test-fast`` skips it).
@@ -217,6 +228,8 @@ def _shared_project(shared: Path) -> Path:
     Made once per session (the first process to ask makes it; the others wait for it).
     """
     project = shared / "defaults" / "project"
+    if project.resolve() not in BOOK_PROJECTS:
+        BOOK_PROJECTS.append(project.resolve())
     with _locked(shared / "defaults.lock"):
         if not (project / "_toc.yml").is_file():
             copy_project(project)
@@ -319,7 +332,9 @@ def run_default(project, chapter):
     if not BOOK_FAILURE and project.name == "project" and status.is_file():
         built = json.loads(status.read_text())
         if built["returncode"] != 0:
-            BOOK_FAILURE.append(f"the book build failed (exit {built['returncode']}):\n{built['stderr'][-4000:]}")
+            BOOK_FAILURE.append(
+                f"the book build failed (exit {built['returncode']}):\n{built['stderr'][-4000:]}"
+            )
     if BOOK_FAILURE:  # the book's runs failed: executing the chapter again would only fail slower
         pytest.fail(BOOK_FAILURE[0], pytrace=False)
     one_thread = {c.name for c in chapters(project) if c.threads == 1}

@@ -6,7 +6,7 @@ import re
 import shutil
 
 import pytest
-from conftest import shifteval
+from conftest import BOOK_PROJECTS, shifteval
 
 # One chapter that computes on one thread, and Sphinx: one core (tests/background.py).
 pytestmark = pytest.mark.one_core
@@ -37,6 +37,7 @@ def test_a_students_run_survives_the_next_build_and_the_page_says_how_to_go_back
     assert out.returncode == 0, out.stderr[-3000:]
     project = tmp_path / "project"
     shutil.copytree(built, project, ignore=shutil.ignore_patterns("_build"), symlinks=True)
+    BOOK_PROJECTS.append(project.resolve())  # a copy of the book: its runs keep the book's thread counts
 
     # 1. the student runs one chapter with another value, then builds the book as the README says
     ran = shifteval("run", CHAPTER, "--params", "smoke", "-p", "eps=0.02", cwd=project)
