@@ -410,6 +410,76 @@ def test_meta_set_sweep_fits_on_the_first_n_meta_sets_as_prepare_does():
     assert sweep.loc[4, "linear_fd"] != sweep.loc[12, "linear_fd"]  # the count matters
 
 
+def test_meta_set_sweep_compares_each_count_with_a_reference_on_the_same_validation_meta_sets():
+    bb, val_labels = _sweep_backbone()
+    options = dict(hidden=(16, 8), alphas=(1e-3,), seed=3)
+    rng = np.random.default_rng(0)
+    sweep = ae.meta_set_sweep(bb, val_labels, [4, 12], reference=12, rng=rng, **options)
+    plain = ae.meta_set_sweep(bb, val_labels, [4, 12], **options)
+    assert sweep[plain.columns].equals(plain)  # the comparison adds columns and changes nothing else
+    assert sweep.loc[12, ["mlp_gap", "mlp_gap_lo", "mlp_gap_hi"]].tolist() == [0.0, 0.0, 0.0]
+    gap, lo, hi = sweep.loc[4, ["mlp_gap", "mlp_gap_lo", "mlp_gap_hi"]]
+    assert gap == pytest.approx(sweep.loc[4, "mlp"] - sweep.loc[12, "mlp"]) and lo <= gap <= hi
+    with pytest.raises(ValueError, match="reference count 8 is not one of the counts"):
+        ae.meta_set_sweep(bb, val_labels, [4, 12], reference=8)
+
+
+def test_rmse_difference_is_paired_over_the_sets():
+    truth = np.linspace(0.5, 0.9, 40)
+    noise = np.random.default_rng(1).normal(0, 0.03, 40)
+    a, b = truth + noise, truth + noise + 0.02  # b errs like a, plus 2 points: a paired comparison is sharp
+    d, lo, hi = ae.rmse_difference(a, b, truth, rng=np.random.default_rng(0))
+    assert d == pytest.approx(ae.rmse(a, truth) - ae.rmse(b, truth))
+    assert lo <= d <= hi < 0
+    same = ae.rmse_difference(a, a, truth, rng=np.random.default_rng(0))
+    assert same == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="same n >= 2 sets"):
+        ae.rmse_difference(a, b[:-1], truth)
+    with pytest.raises(ValueError, match="n_boot >= 100"):
+        ae.rmse_difference(a, b, truth, n_boot=10)
+
+
+def test_doc_error_is_the_difference_of_the_two_calibration_gaps_with_a_clustered_standard_error():
+    est, _, _, val, val_labels = _fitted()
+    test, test_labels = _outputs(300, correct_share=0.9, seed=7)
+    e = ae.doc_error(test, test_labels, val, val_labels)
+    truth = float(np.mean(test.logits.argmax(1) == test_labels))
+    assert e["error"] == pytest.approx(
+        100 * (est.estimates(test)["doc"] - truth)
+    )  # DoC as the estimator has it
+    assert e["error"] == pytest.approx(e["test_gap"] - e["val_gap"])
+    assert e["test_accuracy"] == pytest.approx(100 * truth) and e["clusters"] == [300, len(val_labels)]
+    # renders of one digit: copies of every image are no new evidence, so the clustered error does not shrink
+    twice = ae.Outputs.concatenate([test, test])
+    groups = np.r_[np.arange(300), np.arange(300)]
+    doubled = ae.doc_error(twice, np.r_[test_labels, test_labels], val, val_labels, test_groups=groups)
+    naive = ae.doc_error(twice, np.r_[test_labels, test_labels], val, val_labels)
+    assert doubled["error"] == pytest.approx(e["error"]) and naive["se"] < doubled["se"]
+    with pytest.raises(ValueError, match="at least two clusters"):
+        ae.doc_error(test, test_labels, val, val_labels, test_groups=np.zeros(300))
+
+
+def test_source_groups_are_the_base_digits_of_the_world_and_distinct_images_of_real_data():
+    data = data_splits.load_data({"n_train": 1000, "n_v1": 400, "n_pool": 3000, "per_class": 40})
+    groups = ae.source_groups(data, "v1+fog@3")
+    w = data.world
+    assert np.array_equal(groups, w.examples["base_id"].to_numpy()[w.split_index("v1")])
+    assert len(np.unique(groups)) < len(groups)  # several renders of one digit
+    pools = ae.training_pools(data, 0.3, seed=0)
+    assert {k: len(g) for k, g in pools.groups.items()} == {
+        "fit": len(pools.fit[0]),
+        "meta": len(pools.meta[0]),
+        "val": len(pools.val[0]),
+    }
+    assert not set(pools.groups["val"]) & set(pools.groups["fit"])
+    x = np.zeros((4, 8, 8), np.float32)
+    x[1] += 1
+    real = data_splits.Data({"test": (x, np.arange(4))}, "toy")
+    assert ae.source_groups(real, "test").tolist() == [0, 1, 0, 0]
+    with pytest.raises(ValueError, match="no split 'v2'"):
+        ae.source_groups(real, "v2")
+
+
 @pytest.mark.parametrize("counts", [[0, 4], [4, 13], [1], [2.5], []])
 def test_meta_set_sweep_refuses_counts_it_cannot_fit(counts):
     bb, val_labels = _sweep_backbone()

@@ -1,6 +1,7 @@
 """The ood-autoeval chapter: the book's results, findings and claims, real-format and real data, errors."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -49,6 +50,26 @@ def test_ood_autoeval_results_on_the_book_page(built_book):
     assert len(res["claims"]) >= 6 and all(isinstance(c["holds"], bool) for c in res["claims"])
     _check_by_source(res, ["v1", "matchedfrequency", "topimages", "v1+fog@3", "v1+gaussian_noise@3"])
     assert res["id_shift_severity"]["made_for"] == "replication world"
+    _check_table2_paper(res)
+    assert len(res["findings"]) >= 10 and {f["verdict"] for f in res["findings"]} >= {
+        "reproduced",
+        "not testable",
+    }
+    doc = res["doc_error"]
+    assert doc["error"] == pytest.approx(res["clean_bias"]["doc"], abs=0.01) and doc["se"] > 0
+
+
+def _check_table2_paper(res):
+    """Zhu et al.'s Table 2 as the chapter quotes it: each gain is its own pair's AutoEval minus theirs, and
+    the sentence gives the gains in the order of the pairs whose values it gives."""
+    rows = res["table2_paper"]
+    assert [r["pair"] for r in rows] == ["CIFAR-10.1/ImageNet", "ImageNet/SVHN"]
+    assert [r["gain"] for r in rows] == [round(r["autoeval"] - r["ours"], 2) for r in rows] == [1.73, 1.22]
+    text = res["numbers"]["ood-autoeval-t2-paper"]
+    values, gains = text.split("gains of")
+    assert re.findall(r"\d+\.\d\d", gains) == [f"{r['gain']:.2f}" for r in rows]
+    positions = [values.index(f"{r['ours']:.2f} against {r['autoeval']:.2f} on {r['pair']}") for r in rows]
+    assert positions == sorted(positions)
 
 
 def _check_by_source(res, id_sources):

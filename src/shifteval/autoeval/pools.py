@@ -26,12 +26,15 @@ class Pools:
     """The classifier's training images and two held-out pools, with their counted base-digit overlap.
 
     ``meta`` feeds the training meta-sets, ``val`` the validation meta-sets and DoC/ATC's held-out data.
+    ``groups`` holds, per pool (``fit``, ``meta``, ``val``), the base digit of each image (real data: one
+    group per distinct image), for standard errors that treat renders of one digit as one draw.
     """
 
     fit: tuple[np.ndarray, np.ndarray]
     meta: tuple[np.ndarray, np.ndarray]
     val: tuple[np.ndarray, np.ndarray]
     overlap: dict = field(default_factory=dict)
+    groups: dict = field(default_factory=dict)
 
 
 def training_pools(data: Data, holdout_fraction: float = 0.3, seed: int = 0) -> Pools:
@@ -66,6 +69,8 @@ def training_pools(data: Data, holdout_fraction: float = 0.3, seed: int = 0) -> 
     >>> pools = training_pools(Data({"train": (x, np.arange(20) % 10)}, "toy"))
     >>> len(pools.fit[0]), len(pools.meta[0]), len(pools.val[0]), pools.overlap
     (14, 3, 3, {'meta': 0, 'validation': 0})
+    >>> {k: len(g) for k, g in pools.groups.items()}
+    {'fit': 14, 'meta': 3, 'val': 3}
     """
     if not 0 < holdout_fraction < 1:
         raise ValueError(f"holdout_fraction must be in (0, 1), got {holdout_fraction}")
@@ -81,16 +86,59 @@ def training_pools(data: Data, holdout_fraction: float = 0.3, seed: int = 0) -> 
         order = stream(seed, "split").permutation(len(x))
         n_fit, n_meta = int(round(shares[0] * len(x))), int(round(shares[1] * len(x)))
         local = [np.sort(p) for p in np.split(order, [n_fit, n_fit + n_meta])]
-        base = np.array([hash(img.tobytes()) for img in x])
+        base = _image_groups(x)
     fit_idx, meta_idx, val_idx = local
     fit_bases = set(base[fit_idx].tolist())
     overlap = {
         "meta": len(set(base[meta_idx].tolist()) & fit_bases),
         "validation": len(set(base[val_idx].tolist()) & fit_bases),
     }
+    groups = {"fit": base[fit_idx], "meta": base[meta_idx], "val": base[val_idx]}
     return Pools(
-        (x[fit_idx], y[fit_idx]), (x[meta_idx], y[meta_idx]), (x[val_idx], y[val_idx]), overlap=overlap
+        (x[fit_idx], y[fit_idx]), (x[meta_idx], y[meta_idx]), (x[val_idx], y[val_idx]), overlap, groups
     )
+
+
+def _image_groups(images: np.ndarray) -> np.ndarray:
+    """One group label per distinct image (identical images share one), for data without base digits."""
+    first: dict[bytes, int] = {}
+    return np.array([first.setdefault(np.ascontiguousarray(x).tobytes(), len(first)) for x in images], int)
+
+
+def source_groups(data: Data, name: str) -> np.ndarray:
+    """The group of each image of an ID source: its base digit (real data: one group per distinct image).
+
+    The replication world renders each base digit many times (the default world's v1 holds 10,000 renders of
+    360 digits), so its images are not independent draws; a standard error over them clusters by digit.
+
+    Parameters
+    ----------
+    data : Data
+        From :func:`shifteval.datasets.splits.load_data`.
+    name : str
+        An ID source as :func:`id_source` reads it (a perturbation keeps each image's digit).
+
+    Returns
+    -------
+    ndarray of int, one per image of the source
+
+    Raises
+    ------
+    ValueError
+        For an unknown split.
+
+    Examples
+    --------
+    >>> x = np.zeros((3, 4, 4), np.float32); x[2] += 1
+    >>> source_groups(Data({"test": (x, np.arange(3))}, "toy"), "test+fog@3").tolist()  # two equal images
+    [0, 0, 1]
+    """
+    split = name.partition("+")[0]
+    if split not in data.splits:
+        raise ValueError(f"ID source {name!r}: no split {split!r}; splits: {', '.join(data.splits)}")
+    if data.world is None:
+        return _image_groups(data.splits[split][0])
+    return data.world.examples["base_id"].to_numpy()[data.world.split_index(split)]
 
 
 def id_source(

@@ -393,6 +393,141 @@ def clean_bias(est: AutoEval, outputs: Outputs, labels: ArrayLike, percentile: f
     return {m: 100 * (v - truth) for m, v in est.estimates(outputs, percentile).items()}
 
 
+def rmse_difference(
+    predicted_a: ArrayLike,
+    predicted_b: ArrayLike,
+    actual: ArrayLike,
+    *,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    rng: np.random.Generator | None = None,
+) -> tuple[float, float, float]:
+    """RMSE of estimator ``a`` minus that of ``b`` on the same sets, with a paired bootstrap interval.
+
+    The sets (test sets, validation meta-sets) are drawn with replacement, the same draw for both
+    estimators, and the percentile interval of the difference is returned. It measures how much the
+    difference depends on which sets were drawn; it does not cover retraining the classifier, the
+    detector or the regressor.
+
+    Parameters
+    ----------
+    predicted_a, predicted_b : array_like, shape (n,)
+        The two estimators' accuracies (fractions) on the same ``n >= 2`` sets.
+    actual : array_like, shape (n,)
+        The true accuracies.
+    n_boot : int
+        Bootstrap draws (at least 100).
+    level : float
+        The interval's coverage, in (0, 1).
+    rng : numpy.random.Generator, optional
+        The draws' stream (the chapter passes one of :func:`~shifteval.autoeval.streams.stream`).
+
+    Returns
+    -------
+    difference, lo, hi : float
+        ``rmse(a) - rmse(b)`` in accuracy points and its interval.
+
+    Raises
+    ------
+    ValueError
+        For arrays of different lengths or fewer than two sets, ``n_boot < 100`` or ``level`` outside (0, 1).
+
+    Examples
+    --------
+    >>> truth = np.array([0.80, 0.70, 0.90, 0.60])
+    >>> d, lo, hi = rmse_difference(truth + 0.01, truth + 0.05, truth, rng=np.random.default_rng(0))
+    >>> round(d, 6), lo <= d <= hi < 0  # a errs by 1 point on every set, b by 5
+    (-4.0, True)
+    """
+    a, b, y = (np.asarray(v, float) for v in (predicted_a, predicted_b, actual))
+    if not a.shape == b.shape == y.shape or a.ndim != 1 or len(a) < 2:
+        raise ValueError(
+            f"need two estimates and the truth on the same n >= 2 sets, got {a.shape}, {b.shape}, {y.shape}"
+        )
+    if n_boot < 100 or not 0 < level < 1:
+        raise ValueError(f"need n_boot >= 100 and level in (0, 1), got {n_boot} and {level}")
+    rng = np.random.default_rng() if rng is None else rng
+    idx = rng.integers(0, len(y), (n_boot, len(y)))
+    sq_a, sq_b = (a - y) ** 2, (b - y) ** 2
+    boot = 100 * (np.sqrt(sq_a[idx].mean(axis=1)) - np.sqrt(sq_b[idx].mean(axis=1)))
+    lo, hi = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
+    return rmse(a, y) - rmse(b, y), float(lo), float(hi)
+
+
+def doc_error(
+    test: Outputs,
+    test_labels: ArrayLike,
+    val: Outputs,
+    val_labels: ArrayLike,
+    test_groups: ArrayLike | None = None,
+    val_groups: ArrayLike | None = None,
+) -> dict:
+    """DoC's signed error on a whole ID set, split into the classifier's over-confidence on it and on the validation set.
+
+    DoC (Guillory et al. 2021) shifts the validation accuracy by the drop in mean confidence (max-softmax):
+    ``acc_val - (conf_val - conf_test)``. Its error is therefore ``(conf_test - acc_test) - (conf_val -
+    acc_val)``, the difference of the classifier's two calibration gaps: zero exactly when the classifier is
+    as over-confident on the test set as on the validation set. Each gap is a mean over images of
+    ``confidence - correct``; its standard error is clustered by ``groups`` (images of one base digit are
+    not independent draws) or taken over images, and the two sets are independent.
+
+    Parameters
+    ----------
+    test, val : Outputs
+        The classifier's outputs on the test set and on the validation set DoC reads its reference from.
+    test_labels, val_labels : array_like
+        Their true classes.
+    test_groups, val_groups : array_like, optional
+        A cluster label per image (the base digit it renders); each image is its own cluster when omitted.
+
+    Returns
+    -------
+    dict
+        In accuracy points: ``error`` (DoC minus the test accuracy, unclipped), ``se`` (its standard
+        error), ``test_gap`` and ``val_gap`` (mean confidence minus accuracy on each set), ``test_accuracy``,
+        ``val_accuracy``, ``test_confidence``, ``val_confidence``; and ``clusters`` (test, validation).
+
+    Raises
+    ------
+    ValueError
+        When a set has fewer than two clusters, or labels or groups do not match its outputs.
+
+    Examples
+    --------
+    >>> z = np.log(np.array([[0.9, 0.1], [0.9, 0.1], [0.6, 0.4], [0.6, 0.4]]))
+    >>> test = Outputs(z, np.zeros((4, 2)))  # confidence 0.75 on average, 3 of 4 right: gap 0
+    >>> val = Outputs(z, np.zeros((4, 2)))  # the same confidences, 2 of 4 right: over-confident by 25 points
+    >>> e = doc_error(test, [0, 0, 0, 1], val, [0, 1, 0, 1])
+    >>> [round(e[k], 6) + 0.0 for k in ("error", "test_gap", "val_gap")]  # DoC says 0.5 - 0 for 0.75
+    [-25.0, 0.0, 25.0]
+    """
+    parts = {}
+    for name, out, labels, groups in (
+        ("test", test, test_labels, test_groups),
+        ("val", val, val_labels, val_groups),
+    ):
+        labels = np.asarray(labels)
+        groups = np.arange(len(labels)) if groups is None else np.asarray(groups)
+        if not len(labels) == len(groups) == len(out.logits):
+            raise ValueError(f"{name}: {len(out.logits)} outputs, {len(labels)} labels, {len(groups)} groups")
+        conf, correct = out.probs.max(axis=1), (out.logits.argmax(1) == labels).astype(float)
+        d = conf - correct
+        _, g = np.unique(groups, return_inverse=True)
+        n, n_groups = len(d), int(g.max()) + 1
+        if n_groups < 2:
+            raise ValueError(f"{name}: the standard error needs at least two clusters, got {n_groups}")
+        sums = np.bincount(g, weights=d - d.mean(), minlength=n_groups)
+        var = n_groups / (n_groups - 1) * float((sums**2).sum()) / n**2
+        parts[name] = (100 * d.mean(), 100 * correct.mean(), 100 * conf.mean(), 100**2 * var, n_groups)
+    (t_gap, t_acc, t_conf, t_var, t_n), (v_gap, v_acc, v_conf, v_var, v_n) = parts["test"], parts["val"]
+    return {
+        "error": float(t_gap - v_gap), "se": float(np.sqrt(t_var + v_var)),
+        "test_gap": float(t_gap), "val_gap": float(v_gap), "test_accuracy": float(t_acc),
+        "val_accuracy": float(v_acc), "test_confidence": float(t_conf), "val_confidence": float(v_conf),
+        "clusters": [t_n, v_n],
+    }  # fmt: skip
+
+
 def meta_validation(est: AutoEval, backbone: Any) -> tuple[dict, dict]:
     """The regressors' error on the validation meta-sets (§3.3), and what Figure 3's analog draws.
 
@@ -447,7 +582,14 @@ def meta_validation(est: AutoEval, backbone: Any) -> tuple[dict, dict]:
 
 
 def meta_set_sweep(
-    backbone: Any, val_labels: ArrayLike, counts: Sequence[int], *, seed: int = 0, **fit_options: Any
+    backbone: Any,
+    val_labels: ArrayLike,
+    counts: Sequence[int],
+    *,
+    seed: int = 0,
+    reference: int | None = None,
+    rng: np.random.Generator | None = None,
+    **fit_options: Any,
 ) -> pd.DataFrame:
     """The regressors' error on the validation meta-sets when fitted on the first ``n`` training meta-sets.
 
@@ -469,6 +611,11 @@ def meta_set_sweep(
         Numbers of training meta-sets, each in 2..len(backbone.meta_train); any order, repeats ignored.
     seed : int
         The chapter's seed (stream ``regressor``, as :func:`~shifteval.autoeval.backbone.prepare` uses).
+    reference : int, optional
+        One of ``counts``: each count's MLP is then also compared with this count's on the same validation
+        meta-sets (:func:`rmse_difference`, drawing from ``rng``).
+    rng : numpy.random.Generator, optional
+        The bootstrap's stream, with ``reference``.
     **fit_options
         ``hidden`` and ``alphas`` of :func:`fit` (its defaults otherwise).
 
@@ -476,13 +623,16 @@ def meta_set_sweep(
     -------
     pandas.DataFrame
         Index ``meta_sets`` (the counts, ascending); columns ``mlp`` and ``linear_fd`` (validation RMSE in
-        accuracy points, as :func:`meta_validation`) and ``mlp_alpha`` (the penalty chosen).
+        accuracy points, as :func:`meta_validation`) and ``mlp_alpha`` (the penalty chosen); with
+        ``reference``, ``mlp_gap`` (the MLP's RMSE minus the reference count's, points) and ``mlp_gap_lo``,
+        ``mlp_gap_hi`` (its 95% paired bootstrap interval over the validation meta-sets). The validation
+        meta-sets that measure the error also choose the penalty, so every row is slightly optimistic.
 
     Raises
     ------
     ValueError
-        For no counts, a count that is not an integer in 2..len(backbone.meta_train), or a backbone
-        without ``val_pool``.
+        For no counts, a count that is not an integer in 2..len(backbone.meta_train), a ``reference``
+        not among the counts, or a backbone without ``val_pool``.
 
     Examples
     --------
@@ -496,6 +646,10 @@ def meta_set_sweep(
     >>> sweep = meta_set_sweep(bb, rng.integers(0, 3, 30), [4, 2, 4], hidden=(4,), alphas=(1.0,))
     >>> sweep.index.tolist(), sweep.columns.tolist()
     ([2, 4], ['mlp', 'linear_fd', 'mlp_alpha'])
+    >>> paired = meta_set_sweep(bb, rng.integers(0, 3, 30), [2, 4], hidden=(4,), alphas=(1.0,), reference=4,
+    ...                         rng=np.random.default_rng(0))
+    >>> paired.columns.tolist()[3:], float(paired.loc[4, "mlp_gap"])
+    (['mlp_gap', 'mlp_gap_lo', 'mlp_gap_hi'], 0.0)
     >>> meta_set_sweep(bb, rng.integers(0, 3, 30), [0, 8])
     Traceback (most recent call last):
     ...
@@ -510,13 +664,21 @@ def meta_set_sweep(
         )
     if getattr(backbone, "val_pool", None) is None:
         raise ValueError("the backbone has no val_pool (its outputs on the validation pool): prepare sets it")
-    rows = {}
+    if reference is not None and reference not in counts:
+        raise ValueError(f"the reference count {reference} is not one of the counts {list(counts)}")
+    rows, predictions = {}, {}
     for n in sorted({int(n) for n in counts}):
         est = fit(backbone.meta_train[:n], backbone.meta_train_labels[:n], backbone.train, backbone.val_pool,
                   val_labels, val_meta=(backbone.meta_val, backbone.meta_val_labels),
                   seed=stream_seed(seed, "regressor"), **fit_options)  # fmt: skip
-        summary, _ = meta_validation(est, backbone)
+        summary, regression = meta_validation(est, backbone)
         rows[n] = {k: summary[k] for k in ("mlp", "linear_fd", "mlp_alpha")}
+        predictions[n], truth = regression["pred_mlp"], regression["acc_val"]
+    if reference is not None:
+        rng = np.random.default_rng() if rng is None else rng
+        for n, row in rows.items():
+            diff = rmse_difference(predictions[n], predictions[reference], truth, rng=rng)
+            row |= dict(zip(("mlp_gap", "mlp_gap_lo", "mlp_gap_hi"), diff, strict=True))
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index.name = "meta_sets"
     return frame
