@@ -174,9 +174,23 @@ def _tiny_real_sets(root, rng):
             Image.fromarray(pixels).save(root / "cinic10" / "test" / cls / f"cifar10-test-{i}{j}.png")
 
 
+def _marked_where_false(project, res) -> None:
+    """Every sentence that does not hold is on the page, marked as such (a run that is not strict)."""
+    text = _page_text(project)
+    for claim in res["claims"]:
+        assert claim["text"] in text, claim["id"]
+        if not claim["holds"]:  # marked after it in a sentence, above it in the box of a paragraph's claim
+            at = text.rindex(claim["text"])
+            near = text[max(0, at - 100) : at + len(claim["text"]) + 400].lower()
+            assert "does not hold in this run" in near, claim["id"]
+
+
 @pytest.mark.slow
 def test_predictions_of_timm_models_reach_the_page_in_one_command(project, tmp_path):
-    """`shifteval predict` (three timm models, random weights) → `shifteval run your-replication --data STORE`."""
+    """`shifteval predict` (three timm models, random weights) → `shifteval run your-replication --data STORE`;
+    then the same with two of them, with the chapter's default parameters, as a user runs it: two models
+    allow no fit, and these two leave no image unmatched by either algorithm (a ratio of fractions unmatched
+    that is 0 to 0), which the page must state rather than fail on."""
     import torch
     from safetensors.torch import save_file
 
@@ -218,9 +232,8 @@ def test_predictions_of_timm_models_reach_the_page_in_one_command(project, tmp_p
     assert res["analyses"]["linear_fits"] is None and res["analyses"]["matching"] is None
     assert res["analyses"]["label_free"] is None and res["label_free"]
     assert res["claims"] and all(isinstance(c["holds"], bool) for c in res["claims"])  # every claim evaluated
+    _marked_where_false(project, res)
     text = _page_text(project)
-    for claim in res["claims"]:
-        assert claim["text"] in text, claim["id"]
     assert (
         f"the prediction store `{store.resolve()}` (cifar10 as the original set, cifar10.1 as the new one)"
         in text
@@ -232,3 +245,21 @@ def test_predictions_of_timm_models_reach_the_page_in_one_command(project, tmp_p
     for m, row in res["accuracies"].items():  # the page's accuracies are the stored predictions'
         assert (row["acc_original"], row["acc_new"]) == pytest.approx(acc[m]), m
     assert sorted(res["accuracies"]) == sorted(acc)
+
+    import shutil
+
+    two = tmp_path / "two-models"
+    shutil.copytree(store, two, ignore=lambda folder, names: ["test_vit"] if folder == str(store) else [])
+    out = shifteval("run", "your-replication", "--data", str(two), "--original", "cifar10", "--new", "cifar10.1",
+                    cwd=project)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    res = _results(project)
+    assert res["drop"]["n"] == 2 and not res["provenance"]["strict_claims"]
+    assert res["analyses"]["linear_fits"] == "a fit needs at least 3 models; the folder has 2"
+    ids = {c["id"] for c in res["claims"]}
+    assert res["matching"]["fu1"] == 0 == res["matching"]["fu2"]  # these two: every target image matched
+    assert "none-unmatched" in ids and "algorithm-2-fewer-unmatched" not in ids
+    assert all(isinstance(c["holds"], bool) for c in res["claims"])
+    _marked_where_false(project, res)
+    verdicts = {f["id"]: f["verdict"] for f in res["findings"]}
+    assert verdicts["recht-slope-above-one"] == "not testable" and len(verdicts) >= 4

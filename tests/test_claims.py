@@ -184,8 +184,14 @@ def test_margins_make_the_words_true():
     assert C.about(1.1, 1.0).holds and not C.about(1.11, 1.0).holds
     assert not C.monotone([1, 2, 2]).holds
     assert not C.ranks_first({"a": 1.0, "b": 1.0}, "a").holds  # a tie is not a first place
-    with pytest.raises(ValueError, match="positive magnitudes"):
-        C.above(0.5, -1.0, by="well")
+    # a named margin compares magnitudes: a negative value is not one, and two zeros have no ratio
+    assert C.above(0.5, -1.0, by="well").found == "b = -1 is negative, not a magnitude"
+    assert not C.below(0.0, 0.0, by="much").holds and C.below(0.0, 0.0, by="much").found
+    assert (
+        C.below(0.0, 0.3, by="much").holds and C.above(0.3, 0.0, by="much").holds
+    )  # zero against a magnitude
+    with pytest.raises(ValueError, match="unknown margin"):
+        C.above(0.5, 1.0, by="hugely")
     assert not C.monotone([1, 2]).holds  # "grows with" tested on two points is not a trend
     with pytest.raises(ValueError, match="reason"):
         C.fact(True, why="")

@@ -23,11 +23,12 @@ TITLES = {
 
 
 def effect(before: float, after: float, noise: float = 0.0) -> str:
-    """What an adjustment does to a gap: ``"removes"``, ``"reverses"``, ``"narrows"`` or ``"widens"``.
+    """What an adjustment does to a gap: removes, reverses, narrows, widens it, or does not change it.
 
-    A gap beyond ``noise`` (e.g. the half-width of its interval) that the adjustment leaves within it is
+    The words are ``"removes"``, ``"reverses"``, ``"narrows"``, ``"widens"`` or ``"does not change"``. A gap beyond ``noise`` (e.g. the half-width of its interval) that the adjustment leaves within it is
     removed, not reversed: the sign of what is left is not known. Otherwise the words speak of the point
-    values: a gap whose sign flips is reversed.
+    values: a gap whose sign flips is reversed; a gap left exactly as it was (no gap before and after
+    included) is not changed.
 
     Parameters
     ----------
@@ -46,7 +47,11 @@ def effect(before: float, after: float, noise: float = 0.0) -> str:
     ('narrows', 'reverses', 'widens', 'removes')
     >>> effect(0.5, -1.2, noise=1.5)  # no gap beyond the noise to remove
     'reverses'
+    >>> effect(0.0, 0.0), effect(0.0, -0.4)  # no gap to narrow: any gap after it is wider
+    ('does not change', 'widens')
     """
+    if after == before:
+        return "does not change"
     if abs(after) <= noise < abs(before):
         return "removes"
     if (before > 0 > after) or (before < 0 < after):  # signs, not a product that can underflow to 0
@@ -61,8 +66,8 @@ def effect_range(before: float, word: str, noise: float = 0.0) -> tuple[float, f
     ----------
     before : float
         The gap before the adjustment.
-    word : {"removes", "narrows", "reverses", "widens"}
-        The word a sentence uses.
+    word : {"removes", "narrows", "reverses", "widens", "does not change"}
+        The words a sentence uses.
     noise : float
         As in :func:`effect`.
 
@@ -70,7 +75,8 @@ def effect_range(before: float, word: str, noise: float = 0.0) -> tuple[float, f
     -------
     tuple of float
         ``(lo, hi)``: ``word`` is true of ``after`` exactly when ``lo <= after <= hi`` (up to ties at the
-        ends).
+        ends); ``(inf, -inf)``, an empty interval, where no gap fits the word (a gap of 0 cannot be
+        narrowed or reversed).
 
     Raises
     ------
@@ -83,10 +89,16 @@ def effect_range(before: float, word: str, noise: float = 0.0) -> tuple[float, f
     ((0.0, 3.0), (-inf, 0.0), (-inf, -3.0))
     >>> effect_range(7.4, "removes", noise=1.5), effect_range(7.4, "reverses", noise=1.5)
     ((-1.5, 1.5), (-inf, -1.5))
+    >>> effect_range(0.0, "widens"), effect_range(0.0, "narrows"), effect_range(2.0, "does not change")
+    ((-inf, inf), (inf, -inf), (2.0, 2.0))
     """
     before, noise = float(before), abs(float(noise))
     inf = float("inf")
     sign = 1.0 if before >= 0 else -1.0
+    if word == "does not change":
+        return before, before
+    if before == 0 and word in ("widens", "narrows", "reverses"):  # no gap: no sign to flip, none to narrow
+        return (-inf, inf) if word == "widens" else (inf, -inf)
     if word == "removes":  # only a gap beyond the noise can be removed: else no value of ``after`` fits
         return (-noise, noise) if abs(before) > noise else (inf, -inf)
     beyond = noise if abs(before) > noise else 0.0  # the noise counts only where a gap can be removed
@@ -97,7 +109,9 @@ def effect_range(before: float, word: str, noise: float = 0.0) -> tuple[float, f
     elif word == "widens":
         lo, hi = abs(before), inf
     else:
-        raise ValueError(f"word must be 'removes', 'narrows', 'reverses' or 'widens', got {word!r}")
+        raise ValueError(
+            f"word must be 'removes', 'narrows', 'reverses', 'widens' or 'does not change', got {word!r}"
+        )
     return (lo, hi) if sign > 0 else (-hi, -lo)
 
 
@@ -199,6 +213,10 @@ def availability(data: ReplicationData, available: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: A mean gap (points) this close to 0 is no gap: the rounding error of averaging accuracies that are equal.
+NO_GAP = 1e-9
+
+
 def drop_facts(table: pd.DataFrame) -> dict:
     """The drop in accuracy over your models.
 
@@ -212,8 +230,8 @@ def drop_facts(table: pd.DataFrame) -> dict:
     dict
         ``n``, ``n_drop`` (models less accurate on the new set), ``gap`` (mean, points), ``gap_min``,
         ``gap_max``, ``best`` (the most accurate model on the original set) and its ``best_gap``;
-        ``moves`` (``"drops"`` when the mean gap is positive, else ``"rises"``) and ``size`` (its
-        magnitude, points).
+        ``moves`` (``"drops"`` when the mean gap is positive, ``"rises"`` when it is negative, ``"does not
+        change"`` when it is 0 up to rounding error, :data:`NO_GAP`) and ``size`` (its magnitude, points).
 
     Examples
     --------
@@ -223,6 +241,7 @@ def drop_facts(table: pd.DataFrame) -> dict:
     (4, 17.5, 'm3')
     """
     best = str(table["acc_original"].idxmax())
+    gap = float(table["gap"].mean())
     return {
         "n": len(table),
         "n_drop": int((table["gap"] > 0).sum()),
@@ -231,8 +250,8 @@ def drop_facts(table: pd.DataFrame) -> dict:
         "gap_max": float(table["gap"].max()),
         "best": best,
         "best_gap": float(table.loc[best, "gap"]),
-        "moves": "drops" if table["gap"].mean() > 0 else "rises",
-        "size": float(abs(table["gap"].mean())),
+        "moves": "drops" if gap > NO_GAP else "rises" if gap < -NO_GAP else "does not change",
+        "size": abs(gap),
     }
 
 
@@ -348,21 +367,24 @@ def matching_facts(tables: dict) -> dict:
     Returns
     -------
     dict
-        ``n``, ``gap`` (mean), ``mgap1``/``mgap2`` (mean matched gap, Algorithms 1 and 2),
+        ``n``, ``gap`` (mean), ``mgap1``/``mgap2`` (mean matched gap, Algorithms 1 and 2), ``n_gap``
+        (models whose accuracy gap is not 0: the only ones whose gap matching can narrow),
         ``n_narrower1``/``n_narrower2`` (models whose matched gap is narrower), ``fu1``/``fu2`` (mean
-        fraction unmatched), ``sd`` (largest run-to-run standard deviation, points), ``source``, ``effect``
-        (:func:`effect` of Algorithm 1 on the mean gap).
+        fraction unmatched), ``sd`` (largest run-to-run standard deviation, points; NaN with a single
+        run), ``source``, ``effect`` (:func:`effect` of Algorithm 1 on the mean gap).
 
     Examples
     --------
     >>> from shifteval.yourrep import analysis, example
     >>> f = matching_facts(analysis.matched_gaps(example.tiny(), n_runs=2))
-    >>> f["n"], f["source"]
-    (4, 'original')
+    >>> f["n"], f["n_gap"], f["source"]
+    (4, 4, 'original')
     """
     a1, a2 = tables["label_and_prob"], tables["prob"]
+    sd = a1["matched_gap_std"].to_numpy(dtype=float)
     return {
         "n": len(a1),
+        "n_gap": int((a1["gap"] != 0).sum()),
         "gap": 100 * float(a1["gap"].mean()),
         "mgap1": 100 * float(a1["matched_gap"].mean()),
         "mgap2": 100 * float(a2["matched_gap"].mean()),
@@ -370,7 +392,7 @@ def matching_facts(tables: dict) -> dict:
         "n_narrower2": int((a2["matched_gap"].abs() < a2["gap"].abs()).sum()),
         "fu1": float(a1["fraction_unmatched"].mean()),
         "fu2": float(a2["fraction_unmatched"].mean()),
-        "sd": 100 * float(np.nanmax(a1["matched_gap_std"])),
+        "sd": 100 * float(np.nanmax(sd)) if np.isfinite(sd).any() else float("nan"),
         "source": str(a1["source_set"].iloc[0]),
         "effect": effect(100 * float(a1["gap"].mean()), 100 * float(a1["matched_gap"].mean())),
     }
@@ -392,7 +414,8 @@ def selection_facts(table: pd.DataFrame) -> dict:
         estimate lies between their new and their original accuracy or closes the gap); ``n_excludes``
         (models whose parametric interval excludes the original accuracy); ``halfwidth`` (median half
         width of the parametric intervals); ``effect`` (:func:`effect` of the parametric adjustment on the
-        mean gap, with that half-width as the noise: a gap left inside it is "removes", not "reverses").
+        mean gap, with that half-width as the noise: a gap left inside it is "removes", not "reverses");
+        ``share_left`` (the parametric gap as a share of the gap, NaN when there is no drop to explain).
 
     Examples
     --------
@@ -413,6 +436,7 @@ def selection_facts(table: pd.DataFrame) -> dict:
         "halfwidth": 100 * float(((table["parametric_high"] - table["parametric_low"]) / 2).median()),
     }
     facts["effect"] = effect(facts["gap"], facts["gap_param"], noise=facts["halfwidth"])
+    facts["share_left"] = facts["gap_param"] / facts["gap"] if facts["gap"] > 0 else float("nan")
     return facts
 
 
@@ -455,16 +479,26 @@ def label_free_facts(new: pd.DataFrame, rmse: pd.Series) -> dict:
     -------
     dict
         ``n``, ``best``/``worst`` methods with their RMSE (points), ``rmse`` (every method's RMSE),
-        ``n_over`` (models whose average confidence exceeds their new accuracy).
+        ``n_over`` (models whose average confidence exceeds their new accuracy), ``rmse_08``/``rmse_09``
+        (the softmax baseline's RMSE at τ = 0.8 and 0.9) and ``softmax_diff`` (τ = 0.9 minus τ = 0.8);
+        ``tie`` (the methods that share the lowest RMSE, else those that share the highest, else none: then
+        no single method ranks first), ``ties`` (their names joined) and ``tie_end`` ("the best" or "the
+        worst").
 
     Examples
     --------
     >>> from shifteval.yourrep import analysis, example
     >>> new, _ = analysis.label_free_table(example.tiny())
-    >>> label_free_facts(new, analysis.rmse_by_method(new))["n"]
-    4
+    >>> f = label_free_facts(new, analysis.rmse_by_method(new))
+    >>> f["n"], f["tie"]
+    (4, [])
     """
+    ends = [[str(k) for k, v in rmse.items() if v == end] for end in (rmse.iloc[0], rmse.iloc[-1])]
+    tie = next((names for names in ends if len(names) > 1), [])
     return {
+        "tie": tie,
+        "ties": " and ".join(tie),
+        "tie_end": "the best" if tie and tie == ends[0] else "the worst",
         "n": len(new),
         "best": str(rmse.index[0]),
         "rmse_best": float(rmse.iloc[0]),
@@ -472,4 +506,34 @@ def label_free_facts(new: pd.DataFrame, rmse: pd.Series) -> dict:
         "rmse_worst": float(rmse.iloc[-1]),
         "rmse": {str(k): float(v) for k, v in rmse.items()},
         "n_over": int((new["average_confidence"] > new["truth"]).sum()),
+        "rmse_08": float(rmse["softmax_0.8"]),
+        "rmse_09": float(rmse["softmax_0.9"]),
+        "softmax_diff": float(rmse["softmax_0.9"] - rmse["softmax_0.8"]),
     }
+
+
+def finite(facts: dict, *keys: str) -> bool:
+    """Whether ``facts`` holds every one of ``keys`` as a finite number (a slope and its interval, say).
+
+    A finding's criterion compares numbers: an analysis that was skipped (no facts) or gave NaN (a slope
+    without a spread of accuracies to rest on) leaves the finding not testable rather than failing the run.
+
+    Parameters
+    ----------
+    facts : dict
+        One analysis's facts (:func:`fit_facts`, :func:`selection_facts`, ...), empty when it was skipped.
+    *keys : str
+        The numbers a criterion needs.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> finite({"slope": 1.2, "lo": 1.0, "hi": 1.4}, "slope", "lo", "hi"), finite({"slope": float("nan")}, "slope")
+    (True, False)
+    >>> finite({}, "slope")
+    False
+    """
+    return all(isinstance(facts.get(k), (int, float)) and np.isfinite(facts[k]) for k in keys)
