@@ -191,3 +191,68 @@ def test_what_the_run_found_is_said():
     assert C.within(0.1, math.inf, -math.inf).found == "the interval [inf, -inf] is empty"
     assert C.above(math.nan, 1.0).found == "a is not a number"
     assert C.above(math.inf, math.inf).found == "a and b are both inf: infinities do not compare"
+
+
+# -- the findings' criteria: a value of the run never raises, every verdict is one of four --------------------
+
+from shifteval.book import findings as F  # noqa: E402 (the findings' part of this file)
+
+NONZERO_PAPER = st.sampled_from([-1.7, -0.2, 0.3, 1.1, 11.7])
+INTERVALS = st.one_of(
+    st.none(),
+    st.tuples(st.sampled_from(EDGES), st.sampled_from(EDGES)).map(sorted).filter(lambda t: not (t[0] > t[1])),
+    st.just((math.nan, math.nan)),
+)
+
+
+def _verdict(c: F.Criterion) -> None:
+    assert isinstance(c, F.Criterion) and c.verdict in F.VERDICTS and c.rule and c.expr
+
+
+@settings(max_examples=200, deadline=None)
+@given(run=VALUES, paper=NONZERO_PAPER, interval=INTERVALS)
+def test_same_direction_gives_a_verdict_for_any_value_of_the_run(run, paper, interval):
+    c = F.same_direction(run, paper, interval=interval)
+    _verdict(c)
+    if isinstance(run, float) and math.isnan(run):
+        assert c.verdict == "not testable"
+
+
+@settings(max_examples=200, deadline=None)
+@given(run=VALUES, paper=NONZERO_PAPER, tol=st.sampled_from([0.0, 0.1, 5.0]), interval=INTERVALS)
+def test_matches_gives_a_verdict_for_any_value_of_the_run(run, paper, tol, interval):
+    _verdict(F.matches(run, paper, tol=tol))
+    if interval is not None:
+        _verdict(F.matches(run, paper, interval=interval))
+
+
+@given(total=st.integers(0, 20), data=st.data())
+def test_holds_in_counts_any_number_of_cases(total, data):
+    count = data.draw(st.integers(0, total))
+    c = F.holds_in(count, total)
+    _verdict(c)
+    assert (c.verdict == "not testable") == (total == 0)
+    assert (c.verdict == "reproduced") == (total > 0 and count == total)
+
+
+@given(
+    run=st.lists(st.sampled_from("abcd"), max_size=4),
+    paper=st.lists(st.sampled_from("abcd"), min_size=1, max_size=4),
+)
+def test_same_members_compares_any_sets(run, paper):
+    c = F.same_members(run, paper)
+    _verdict(c)
+    assert (c.verdict == "reproduced") == (bool(run) and set(run) == set(paper))
+
+
+def test_a_criterion_still_refuses_a_wrong_argument():
+    with pytest.raises(ValueError, match="lies on the reference"):
+        F.same_direction(1.0, 0.0)  # the paper's value gives no direction
+    with pytest.raises(ValueError, match="a tolerance or an interval"):
+        F.matches(1.0, 1.0)
+    with pytest.raises(ValueError, match="tol must be >= 0"):
+        F.matches(1.0, 1.0, tol=-1)
+    with pytest.raises(ValueError, match="count <= total"):
+        F.holds_in(3, 2)
+    with pytest.raises(ValueError, match="three words"):
+        F.not_testable("no")

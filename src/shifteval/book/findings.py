@@ -9,7 +9,9 @@ run, which turns the values into a verdict:
 - ``reproduced``: the run shows the paper's result (by the criterion's rule);
 - ``partly``: the same direction, but not the paper's size or not clear of the run's uncertainty;
 - ``not reproduced``: the run contradicts it;
-- ``not testable``: this run cannot test it (the reason is recorded).
+- ``not testable``: this run cannot test it (the reason is recorded), also when the run's value cannot be
+  compared (not a number, no case to count): a value of the run never makes a criterion raise, only a
+  wrong argument does.
 
 A criterion's rule is written once, in its function, and recorded with the verdict in ``results.json``
 (``findings``), so that a reader sees why a finding got its verdict and a test can check that every verdict
@@ -72,12 +74,20 @@ def _number(name: str, value) -> float:
 
 
 def _interval(interval) -> tuple[float, float] | None:
+    """The run's interval, or None; an interval the run could not compute (NaN ends) counts as none."""
     if interval is None:
         return None
     lo, hi = (_number("the interval's ends", v) for v in interval)
-    if math.isnan(lo) or math.isnan(hi) or lo > hi:
+    if math.isnan(lo) or math.isnan(hi):
+        return None
+    if lo > hi:
         raise ValueError(f"an interval needs lo <= hi, got {interval!r}")
     return lo, hi
+
+
+def _untestable(name: str, why: str, expr: str) -> Criterion:
+    """A verdict of ``name`` when the run's value cannot be compared (a value of the run never raises)."""
+    return Criterion(name, f"not testable: {why}", "not testable", expr)
 
 
 def _side(value: float, reference: float) -> int:
@@ -95,8 +105,8 @@ def same_direction(run, paper, reference: float = 0.0, interval=None) -> Criteri
     --------
     >>> same_direction(-1.7, -1.2).verdict, same_direction(-1.7, -1.2, interval=(-3.0, 0.4)).verdict
     ('reproduced', 'partly')
-    >>> same_direction(0.5, -1.2).verdict
-    'not reproduced'
+    >>> same_direction(0.5, -1.2).verdict, same_direction(float("nan"), -1.2).verdict
+    ('not reproduced', 'not testable')
     """
     run, paper, reference = (
         _number(n, v) for n, v in (("run", run), ("paper", paper), ("reference", reference))
@@ -106,6 +116,10 @@ def same_direction(run, paper, reference: float = 0.0, interval=None) -> Criteri
     if want == 0:
         raise ValueError(
             f"the paper's value {paper} lies on the reference {reference}: no direction to compare"
+        )
+    if math.isnan(run):
+        return _untestable(
+            "same_direction", "the run's value is not a number", f"same_direction(nan, {_fmt(paper)})"
         )
     if _side(run, reference) != want:
         verdict = "not reproduced"
@@ -142,9 +156,16 @@ def matches(run, paper, tol=None, interval=None, reference: float = 0.0) -> Crit
     run, paper, reference = (
         _number(n, v) for n, v in (("run", run), ("paper", paper), ("reference", reference))
     )
-    ci = _interval(interval)
-    if (tol is None) == (ci is None):
+    if (tol is None) == (interval is None):
         raise ValueError("matches takes a tolerance or an interval (one of them)")
+    ci = _interval(interval)
+    if math.isnan(run) or (interval is not None and ci is None):
+        what = (
+            "the run's value is not a number"
+            if math.isnan(run)
+            else "the run's interval could not be computed"
+        )
+        return _untestable("matches", what, f"matches({_fmt(run)}, {_fmt(paper)})")
     if tol is not None:
         tol = _number("tol", tol)
         if tol < 0 or math.isnan(tol):
@@ -175,11 +196,13 @@ def holds_in(count: int, total: int, majority: float = 0.5) -> Criterion:
 
     Examples
     --------
-    >>> holds_in(5, 5).verdict, holds_in(4, 5).verdict, holds_in(1, 5).verdict
-    ('reproduced', 'partly', 'not reproduced')
+    >>> holds_in(5, 5).verdict, holds_in(4, 5).verdict, holds_in(1, 5).verdict, holds_in(0, 0).verdict
+    ('reproduced', 'partly', 'not reproduced', 'not testable')
     """
-    if int(total) < 1 or not 0 <= int(count) <= int(total):
-        raise ValueError(f"holds_in needs 0 <= count <= total and total >= 1, got {count} of {total}")
+    if not 0 <= int(count) <= int(total):
+        raise ValueError(f"holds_in needs 0 <= count <= total, got {count} of {total}")
+    if int(total) == 0:
+        return _untestable("holds_in", "the run has no case to count", "holds_in(0, 0)")
     share = int(count) / int(total)
     verdict = "reproduced" if count == total else "partly" if share > majority else "not reproduced"
     rule = f"reproduced when it holds in every case; partly in more than {majority:.0%} of them; otherwise not reproduced"
@@ -200,8 +223,12 @@ def same_members(run: Iterable, paper: Iterable) -> Criterion:
     ('reproduced', 'partly')
     """
     a, b = [str(x) for x in run], [str(x) for x in paper]
-    if not a or not b:
-        raise ValueError("same_members needs two non-empty collections")
+    if not b:
+        raise ValueError("same_members needs the paper's members")
+    if not a:
+        return _untestable(
+            "same_members", "the run picked out no member", f"same_members([], {_fmt(sorted(b))})"
+        )
     shared = set(a) & set(b)
     verdict = "reproduced" if set(a) == set(b) else "partly" if shared else "not reproduced"
     rule = "reproduced when the run's members are the paper's; partly when they share one; otherwise not reproduced"
