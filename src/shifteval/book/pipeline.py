@@ -423,9 +423,11 @@ def _execute(name: str, *args, **kwargs):
     """
     import papermill
 
+    from .engine import ENGINE  # papermill's engine, writing the notebook once, at the end
+
     for start in range(1, KERNEL_STARTS + 1):
         try:
-            return papermill.execute_notebook(*args, **kwargs)
+            return papermill.execute_notebook(*args, engine_name=ENGINE, **kwargs)
         except RuntimeError as exc:
             if "before replying to kernel_info" not in str(exc):
                 raise
