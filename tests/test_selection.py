@@ -176,3 +176,22 @@ def test_bootstrap_jackknife_covers_images_and_votes():
     assert np.all((ratio > 0.5) & (ratio < 2)), ratio
     assert np.all(boot["se"] > jack.std_error)
     assert np.all(boot["low"] < jack.corrected) and np.all(jack.corrected < boot["high"])
+
+
+def test_parametric_sweeps_fit_a_setting_both_sweeps_hold_once(monkeypatch):
+    from shifteval.selection import estimators, study
+
+    v1, v2 = study.reannotate(np.linspace(0.05, 0.95, 80), np.linspace(0.1, 0.9, 80), 6, seed=0)
+    correct = np.random.default_rng(1).random((2, 80)) < 0.7
+    fitted, fit = [], estimators.parametric_adjusted_accuracy
+
+    def counted(counts_v1, counts_v2, correct_v2, annotators, k, seed):
+        fitted.append((annotators, k))
+        return fit(counts_v1, counts_v2, correct_v2, annotators, k=k, seed=seed)
+
+    monkeypatch.setattr(estimators, "parametric_adjusted_accuracy", counted)
+    r = study.parametric_sweeps(v1, v2, correct, [0.7, 0.6], [3, 6], [1, 2], k=2)
+    # (6, 2) is in both sweeps: fitted once, the same row in both
+    assert sorted(fitted) == [(3, 2), (6, 1), (6, 2)]
+    assert r["annotators"][1]["estimates"] == r["components"][1]["estimates"]
+    assert r["annotators"][1]["mean_error"] == r["components"][1]["mean_error"]

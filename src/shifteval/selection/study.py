@@ -766,7 +766,9 @@ def parametric_sweeps(
     """The parametric estimate with fewer annotators and with more or fewer components (App. F.2, F.3).
 
     F.2 (Figure 13) refits with the first ``m`` annotators' votes for each ``m`` in ``annotator_counts``;
-    F.3 (Figure 14) with ``k`` beta components for each ``k`` in ``components`` (all annotators).
+    F.3 (Figure 14) with ``k`` beta components for each ``k`` in ``components`` (all annotators). A setting
+    both sweeps hold (all annotators with ``k`` components) is fitted once: the same votes, components and
+    seed give the same fit.
 
     Parameters
     ----------
@@ -796,18 +798,22 @@ def parametric_sweeps(
     (1, 1.0)
     """
     votes_v1, votes_v2, truth = np.asarray(votes_v1), np.asarray(votes_v2), np.asarray(truth, dtype=float)
+    done: dict[tuple[int, int], dict] = {}  # (annotators, components) -> its row, each setting fitted once
 
     def run(annotators, k):
+        if (annotators, k) in done:
+            return done[annotators, k]
         counts_v1, counts_v2 = votes_v1[:, :annotators].sum(1), votes_v2[:, :annotators].sum(1)
         est, _ = selection.parametric_adjusted_accuracy(
             counts_v1, counts_v2, correct_v2, annotators, k=k, seed=seed
         )
         err = 100 * (est - truth)
-        return {
+        done[annotators, k] = {
             "estimates": est.tolist(),
             "mean_error": float(err.mean()),
             "mean_abs_error": float(np.abs(err).mean()),
         }
+        return done[annotators, k]
 
     all_annotators = votes_v1.shape[1]
     by_annotators = [{"annotators": m, **run(m, k)} for m in np.asarray(annotator_counts, np.int64).tolist()]
