@@ -356,3 +356,44 @@ def test_facts_the_chapter_states():
     assert (q["nc"], q["nq"], q["ns"], q["quantised"], q["grid"]) == (1, 2, 1, "b, d", "d")
     assert (q["c_min"], q["q_max"], q["s_min"], q["s_max"]) == (0.99, 0.3, 0.6, 0.6)
     assert q["grid_diff"] == 0.0
+
+
+def test_case_counts_noise_and_confidence_the_findings_read():
+    """The counts behind the chapter's findings: the replicated set is the second set whichever role it plays."""
+    import pandas as pd
+
+    tab = pd.DataFrame(
+        {
+            "gap": [0.05, -0.02, 0.03],
+            "matched_gap": [0.01, -0.03, 0.0],
+            "source_role": ["first", "second", "first"],
+            "conf_source": [0.9, 0.7, 0.8],
+            "conf_target": [0.8, 0.8, 0.85],
+            "matched_gap_std": [0.01, 0.02, 0.0],
+            "acc_target": [0.9, 0.5, 0.8],
+            "n_target": [100, 100, 10_000],
+        },
+        index=["a", "b", "c"],
+    )
+    c = findings.case_counts({("v2", "prob"): tab, ("v2", "label_and_prob"): tab}, "prob").loc["v2"]
+    # a: drop on v2 and less confident; b: v2 is the source, gap -2: v2 less accurate, conf 0.7 < 0.8
+    assert c.to_dict() == {"models": 3, "drop": 3, "less_confident": 2, "both": 2, "narrower": 2}
+    with pytest.raises(ValueError, match="no table of method"):
+        findings.case_counts({("v2", "prob"): tab}, "label_and_prob")
+    noise = findings.run_noise({("v2", "prob"): tab}, 4)
+    # standard errors 0.5, 1.0 and 0 points against 3.0, 5.0 and 0.4 points of sampling error
+    assert noise.se_runs.tolist() == pytest.approx([0.5, 1.0, 0.0])
+    assert noise.se_sampling.tolist() == pytest.approx([3.0, 5.0, 0.4])
+    assert noise.negligible.all() and noise.model.tolist() == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="n_runs >= 2"):
+        findings.run_noise({("v2", "prob"): tab}, 1)
+    subsets = {
+        "right more confident": (np.array([0.9, 0.8, 0.5]), np.array([1, 1, 0])),
+        "wrong more confident": (np.array([0.9, 0.5]), np.array([0, 1])),
+        "all right": (np.array([0.9, 0.5]), np.array([1, 1])),
+        "empty": (np.array([]), np.array([], dtype=bool)),
+    }
+    assert findings.confidence_separates(subsets) == {
+        "right more confident": True,
+        "wrong more confident": False,
+    }

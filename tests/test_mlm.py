@@ -286,3 +286,26 @@ def test_paper_statements_rescale_to_the_papers_clean_accuracy():
         mlm.paper_statements(acc.iloc[:, :5], 0.9)
     with pytest.raises(ValueError, match=r"clean must lie in \(0, 1\]"):
         mlm.paper_statements(acc, 0.0)
+
+
+def test_most_frequent_error_likeliest_pairs_and_mirrored_distances():
+    """The readings behind the chapter's findings of §4.5, §3.4 and §4.3, on hand-made matrices."""
+    cm = np.array([[50, 3, 1], [2, 40, 9], [9, 0, 30]])
+    assert mlm.most_frequent_error(cm) == (1, 2, 9)  # ties (1, 2) and (2, 0): the first in row order
+    with pytest.raises(ValueError, match="square"):
+        mlm.most_frequent_error(np.ones((2, 3)))
+    m = np.array([[0, 0.8, 0.2], [0.1, 0, 0.9], [0.6, 0.4, 0]])  # likeliest: (1, 2), (0, 1)
+    rates = [np.array([[0, 0.3, 0.0], [0.1, 0, 0.5], [0.1, 0.1, 0]])] * 2
+    out = mlm.likeliest_pairs_rates(m, rates, n=2)
+    assert out.index.tolist() == [1, 2]
+    assert out.loc[1].to_dict() == pytest.approx({"likeliest": 0.4, "others": 0.075})
+    with pytest.raises(ValueError, match="n must lie"):
+        mlm.likeliest_pairs_rates(m, rates, n=6)
+    with pytest.raises(ValueError, match="level 1"):
+        mlm.likeliest_pairs_rates(m, [np.zeros((2, 2))], n=2)
+    probs = np.array([[0.1, 0.6, 0.3], [0.5, 0.2, 0.3]])
+    dist = np.array([[0.9, 0.2, 0.4], [0.3, 0.1, 0.9]])  # nearest: {1, 2} and {1, 0}
+    assert mlm.confidence_mirrors_distance(probs, dist).tolist() == [True, False]
+    assert mlm.confidence_mirrors_distance(probs, dist, k=1).tolist() == [True, False]
+    with pytest.raises(ValueError, match="k must lie"):
+        mlm.confidence_mirrors_distance(probs, dist, k=4)

@@ -18,10 +18,13 @@ from .algorithms import (
     role_names,
 )
 from .findings import (
+    case_counts,
+    confidence_separates,
     gap_facts,
     narrower,
     quant_facts,
     roles,
+    run_noise,
     summary,
     sweep_facts,
 )
@@ -40,6 +43,8 @@ __all__ = [
     "CONTINUOUS_SHARE",
     "METHODS",
     "QUANTISED_SHARE",
+    "case_counts",
+    "confidence_separates",
     "distinct_probabilities",
     "eps_sweep",
     "evaluate",
@@ -56,6 +61,7 @@ __all__ = [
     "quantisation_table",
     "role_names",
     "roles",
+    "run_noise",
     "summary",
     "sweep_facts",
 ]

@@ -3,8 +3,8 @@
 :mod:`shifteval.matching.study` runs the experiments of Anzaku, Wang, Van Messem & De Neve (the
 zoo-wide tables of Algorithms 1 and 2, the quantisation table, the ε sweep, Figure 5); the functions
 here read their outputs: the roles of the two sets, the share of models whose matched gap is narrower
-than the accuracy gap, the chapter's summary table and the facts its text quotes. Every public name
-here is importable from :mod:`shifteval.matching.study` too.
+than the accuracy gap, the chapter's summary table, the facts its text quotes and the counts its findings
+compare with the paper's statements. Every public name here is importable from :mod:`shifteval.matching` too.
 """
 
 from __future__ import annotations
@@ -113,6 +113,136 @@ def summary(tables: dict) -> pd.DataFrame:
             "largest std of matched gap over runs (points)": 100 * tab.matched_gap_std.max(),
         }
     return pd.DataFrame(rows).T.infer_objects()
+
+
+def case_counts(tables: dict, method: str = "label_and_prob") -> pd.DataFrame:
+    """How many models show each pattern Anzaku et al. report, per second set (§1 Figure 1, §4.2).
+
+    The second set is the replicated one whichever role it plays: when it is the larger set it is the
+    source, and "less accurate on the second set" is then a negative gap (source − target).
+
+    Parameters
+    ----------
+    tables : dict
+        :func:`~shifteval.matching.study.evaluate` output.
+    method : {"label_and_prob", "prob"}
+        Algorithm 1 or Algorithm 2 (only ``narrower`` depends on it).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per second set: ``models``; ``drop`` (less accurate on the second set than on the
+        first), ``less_confident`` (lower mean predicted probability there), ``both`` (the two at once)
+        and ``narrower`` (|matched gap| < |accuracy gap|), each a number of models.
+
+    Examples
+    --------
+    Two models: the first loses 4 points and 0.1 of confidence on ``b`` and matching narrows its gap;
+    the second gains on ``b``, which is the larger set here (the source):
+
+    >>> t = pd.DataFrame({"gap": [0.04, 0.02], "matched_gap": [0.01, 0.03], "source_role": ["first", "second"],
+    ...                   "conf_source": [0.9, 0.8], "conf_target": [0.8, 0.7]})
+    >>> case_counts({("b", "prob"): t}, "prob").loc["b"].to_dict()
+    {'models': 2, 'drop': 1, 'less_confident': 1, 'both': 1, 'narrower': 1}
+    """
+    rows = {}
+    for (t, by), tab in tables.items():
+        if by != method:
+            continue
+        # +1 where the first set is the source: source − target is then first − second
+        sign = np.where(tab.source_role == "first", 1, -1)
+        drop = sign * tab.gap.to_numpy(dtype=float) > 0
+        less_confident = sign * (tab.conf_source - tab.conf_target).to_numpy(dtype=float) > 0
+        rows[t] = {
+            "models": len(tab),
+            "drop": int(drop.sum()),
+            "less_confident": int(less_confident.sum()),
+            "both": int((drop & less_confident).sum()),
+            "narrower": int((tab.matched_gap.abs() < tab.gap.abs()).sum()),
+        }
+    if not rows:
+        raise ValueError(f"no table of method {method!r} in {sorted(tables)}")
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def run_noise(tables: dict, n_runs: int) -> pd.DataFrame:
+    """The standard error of each matched gap over the matching runs, beside the sampling error of accuracy.
+
+    Anzaku et al. average 10 runs and leave out error bars because "the standard errors over these runs
+    were negligible" (§4.1); their accuracies carry no error bars either. Here the runs' standard error
+    of a model's matched gap, ``std / sqrt(n_runs)``, is set beside the binomial standard error of the
+    model's accuracy on the target set, ``sqrt(a (1 − a) / n)``: the sampling error every plotted
+    accuracy already carries unshown.
+
+    Parameters
+    ----------
+    tables : dict
+        :func:`~shifteval.matching.study.evaluate` output.
+    n_runs : int
+        Matching runs behind each matched gap (at least 2).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (second set, method, model): ``se_runs`` and ``se_sampling`` (points) and
+        ``negligible`` (``se_runs < se_sampling``).
+
+    Examples
+    --------
+    A matched gap whose runs spread by 1 point (standard error 0.32 over 10 runs) on a target of 2,000
+    images at 85% accuracy (sampling error 0.80 points):
+
+    >>> t = pd.DataFrame({"matched_gap_std": [0.01], "acc_target": [0.85], "n_target": [2000]}, index=["m"])
+    >>> run_noise({("b", "prob"): t}, 10).round(2).to_dict(orient="records")
+    [{'second_set': 'b', 'method': 'prob', 'model': 'm', 'se_runs': 0.32, 'se_sampling': 0.8, 'negligible': True}]
+    """
+    if int(n_runs) < 2:
+        raise ValueError(f"a standard error over runs needs n_runs >= 2, got {n_runs}")
+    frames = []
+    for (t, by), tab in tables.items():
+        acc = tab.acc_target.to_numpy(dtype=float)
+        se_runs = 100 * tab.matched_gap_std.to_numpy(dtype=float) / np.sqrt(int(n_runs))
+        se_sampling = 100 * np.sqrt(acc * (1 - acc) / tab.n_target.to_numpy(dtype=float))
+        frames.append(
+            pd.DataFrame({
+                "second_set": t, "method": by, "model": list(tab.index),
+                "se_runs": se_runs, "se_sampling": se_sampling, "negligible": se_runs < se_sampling,
+            })
+        )  # fmt: skip
+    return pd.concat(frames, ignore_index=True)
+
+
+def confidence_separates(subsets: dict) -> dict:
+    """Per subset, whether its correct predictions are on average more confident than its wrong ones.
+
+    Anzaku et al. read their Figures 5 and 8 as a model "fairly consistent with respect to the
+    correlation between the uncertainty values it generates and the accuracy for its predictions" in
+    every subset (§4.2): accuracy rises with confidence in the matched source, the matched target and
+    the unmatched target.
+
+    Parameters
+    ----------
+    subsets : dict
+        ``{name: (confidence, correct)}``, as :func:`~shifteval.matching.study.fig5_subsets` gives them.
+
+    Returns
+    -------
+    dict
+        ``{name: bool}`` for each subset holding both correct and wrong predictions (a subset without
+        one of them has no such correlation and is left out).
+
+    Examples
+    --------
+    >>> confidence_separates({"a": (np.array([0.9, 0.6, 0.8]), np.array([True, False, True])),
+    ...                       "b": (np.array([0.9]), np.array([True]))})
+    {'a': True}
+    """
+    out = {}
+    for name, (conf, correct) in subsets.items():
+        conf, correct = np.asarray(conf, dtype=float), np.asarray(correct, dtype=bool)
+        if correct.any() and (~correct).any():
+            out[name] = bool(conf[correct].mean() > conf[~correct].mean())
+    return out
 
 
 def _join(items) -> str:

@@ -12,7 +12,8 @@ and naive Bayes saturates at exactly 1.0: with few distinct values, a window of 
 of tied examples whatever ε is, so ε → 0 does not leave targets unmatched and the matched subsets are
 random draws within a tie block. :func:`distinct_probabilities` and :func:`quantisation_table` measure
 this. The summaries of these experiments' tables (the chapter's summary table and the numbers its text
-states) are in :mod:`shifteval.matching.findings`; every public name of theirs is importable from here too.
+states) are in :mod:`shifteval.matching.findings`; every public name of both is importable from
+:mod:`shifteval.matching`.
 """
 
 from __future__ import annotations

@@ -445,6 +445,137 @@ def partial_rank_agreement(mlm: ArrayLike, control: ArrayLike, rates: ArrayLike)
     return rho, p
 
 
+def most_frequent_error(counts: ArrayLike) -> tuple[int, int, int]:
+    """The largest off-diagonal cell of a confusion matrix of counts: the most frequent error.
+
+    Sikar et al. compare their MLM with "digit 9 misclassified as 7, which is the highest in the testing
+    dataset" (§4.5): the most frequent error of the clean confusion matrix (their Figure 1).
+
+    Parameters
+    ----------
+    counts : array_like, shape (K, K)
+        Confusion matrix of counts (rows: true class).
+
+    Returns
+    -------
+    true, predicted, count : int
+        The cell (the first in row order among ties) and its count.
+
+    Raises
+    ------
+    ValueError
+        If ``counts`` is not square with K >= 2.
+
+    Examples
+    --------
+    >>> most_frequent_error([[50, 1, 2], [0, 40, 7], [3, 7, 30]])
+    (1, 2, 7)
+    """
+    cm = np.asarray(counts)
+    if cm.ndim != 2 or cm.shape[0] != cm.shape[1] or len(cm) < 2:
+        raise ValueError(f"counts must be a square matrix with K >= 2, got shape {cm.shape}")
+    off = np.where(np.eye(len(cm), dtype=bool), -np.inf, cm.astype(float))
+    i, j = np.unravel_index(int(np.argmax(off)), cm.shape)
+    return int(i), int(j), int(cm[i, j])
+
+
+def likeliest_pairs_rates(matrix: ArrayLike, rates: Sequence[ArrayLike], n: int = 10) -> pd.DataFrame:
+    """Observed confusion rates of the ``n`` likeliest class pairs of an MLM against those of the others.
+
+    Sikar et al.'s hypothesis (§3.4): the class pairs with the highest mean likelihood over the
+    perturbation levels (Eq. 7) "are more prone to misclassification compared to other digit pairs".
+    Each level's observed confusion rates (:func:`confusion_rates`) are averaged over the ``n`` pairs
+    with the largest entries of ``matrix`` and over the other off-diagonal pairs.
+
+    Parameters
+    ----------
+    matrix : array_like, shape (K, K)
+        The MLM whose largest off-diagonal entries pick the pairs (ties in row order, as
+        :func:`top_confusions`).
+    rates : sequence of array_like, shape (K, K)
+        Observed confusion rates, one matrix per level.
+    n : int
+        How many pairs to pick, 1 <= n < K(K-1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per level (1, 2, ...): ``likeliest`` and ``others``, the mean rates of the two groups.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is out of range or a rate matrix does not match ``matrix``.
+
+    Examples
+    --------
+    Pair (0, 1) is the likeliest; it is confused at 30%, the other five pairs at 2% on average:
+
+    >>> m = [[0, 0.9, 0.1], [0.3, 0, 0.7], [0.5, 0.5, 0]]
+    >>> r = np.array([[0, 0.3, 0.0], [0.02, 0, 0.04], [0.0, 0.04, 0]])
+    >>> likeliest_pairs_rates(m, [r], n=1).round(3).to_dict(orient="index")
+    {1: {'likeliest': 0.3, 'others': 0.02}}
+    """
+    m = np.asarray(matrix, dtype=float)
+    k = len(m)
+    if not 1 <= n < k * (k - 1):
+        raise ValueError(f"n must lie in [1, {k * (k - 1)}), got {n}")
+    top = top_confusions(m, n)
+    picked = np.zeros_like(m, dtype=bool)
+    picked[top.true.to_numpy(), top.confused_with.to_numpy()] = True
+    others = ~picked & ~np.eye(k, dtype=bool)
+    rows = {}
+    for level, r in enumerate(rates, start=1):
+        r = np.asarray(r, dtype=float)
+        if r.shape != m.shape:
+            raise ValueError(f"rates at level {level} have shape {r.shape}, the matrix {m.shape}")
+        rows[level] = {"likeliest": float(r[picked].mean()), "others": float(r[others].mean())}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def confidence_mirrors_distance(probs: ArrayLike, distances: ArrayLike, k: int = 2) -> np.ndarray:
+    """Whether each output's ``k`` highest softmax classes are the classes of its ``k`` nearest centroids.
+
+    Sikar et al. note "the inverse relation" between their Figures 3 and 4: "the highest bars (network
+    confidence) in the first set correspond to the lowest bars (distance to class centroid)" (§4.3).
+
+    Parameters
+    ----------
+    probs : array_like, shape (N, K)
+        Softmax outputs.
+    distances : array_like, shape (N, K)
+        Their distances to the K centroids (:func:`centroid_distances`).
+    k : int
+        How many of the highest outputs and nearest centroids are compared (as sets), 1 <= k <= K.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (N,)
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ or ``k`` is out of range.
+
+    Examples
+    --------
+    A 6 with a large 5 component, nearest to the centroids of 5 and 6 (first) or of 6 and 9 (second):
+
+    >>> p = np.array([[0, 0, 0, 0, 0, 0.45, 0.55, 0, 0, 0]] * 2)
+    >>> d = np.ones((2, 10)); d[0, [5, 6]] = 0.3, 0.4; d[1, [6, 9]] = 0.3, 0.5
+    >>> confidence_mirrors_distance(p, d).tolist()
+    [True, False]
+    """
+    p, d = np.asarray(probs, dtype=float), np.asarray(distances, dtype=float)
+    if p.ndim != 2 or p.shape != d.shape:
+        raise ValueError(f"probs and distances must be (N, K) of the same shape, got {p.shape} and {d.shape}")
+    if not 1 <= k <= p.shape[1]:
+        raise ValueError(f"k must lie in [1, {p.shape[1]}], got {k}")
+    high = np.sort(np.argsort(-p, axis=1, kind="stable")[:, :k], axis=1)
+    near = np.sort(np.argsort(d, axis=1, kind="stable")[:, :k], axis=1)
+    return (high == near).all(axis=1)
+
+
 def ambiguous_examples(
     probs: ArrayLike, labels: ArrayLike, centroids: ArrayLike, n: int = 2
 ) -> tuple[np.ndarray, int, int]:
