@@ -114,12 +114,10 @@ def test_the_editions_hold_their_files_and_no_solution(labs):
         assert '"hidden": false' in student, lab  # the public tests travel with the notebook
         leaked = [t for t in _solution_texts(lab) if json.dumps(t)[1:-1] in student]
         assert not leaked, f"{lab}: the student notebook holds solution text: {leaked}"
-        assert sorted(p.name for p in (labs / lab / "student").iterdir()) == [
-            f"{lab}-data.npz",
-            f"{lab}.ipynb",
-        ]
+        handed_out = [f"{lab}-data.npz", f"{lab}.ipynb", "requirements.txt"]
+        assert sorted(p.name for p in (labs / lab / "student").iterdir()) == handed_out
         with zipfile.ZipFile(labs / f"{lab}-student.zip") as z:
-            assert sorted(Path(n).name for n in z.namelist()) == [f"{lab}-data.npz", f"{lab}.ipynb"], lab
+            assert sorted(Path(n).name for n in z.namelist()) == handed_out, lab
         assert (labs / f"{lab}-solution.zip").is_file()
         with zipfile.ZipFile(_bundle(labs, lab)) as z:
             names = z.namelist()
@@ -305,6 +303,29 @@ def test_no_lab_master_mentions_shifteval(lab):
         f"notebooks/labs/{lab}.py mentions shifteval on line(s) {lines}: a lab's notebook and its tests use only "
         "numpy, pandas, matplotlib and the lab's data file, and the autograder bundle grades without the library"
     )
+
+
+def test_the_teaching_page_lists_every_lab_with_its_questions_and_points():
+    rows = {}
+    for line in (ROOT / "book" / "teaching.md").read_text(encoding="utf-8").splitlines():
+        found = re.match(
+            r"\| \{doc\}`([\w-]+) <chapters/\1>` \|.*\| (\d+) \| (\d+)(?: \((\d+) by hand\))? \|$", line
+        )
+        if found:
+            rows[found[1]] = (int(found[2]), int(found[3]), int(found[4] or 0))
+    assert list(rows) == list(LABS), (
+        "book/teaching.md: the labs' table needs one row per lab, in the book's order"
+    )
+    for lab, row in rows.items():
+        questions = master_questions(master_source(ROOT, lab))
+        actual = (
+            len(questions),
+            round(sum(q["points"] for q in questions)),
+            round(sum(q["points"] for q in questions if q["manual"])),
+        )
+        assert row == actual, (
+            f"book/teaching.md: {lab}'s row says (questions, points, by hand) = {row}, the lab {actual}"
+        )
 
 
 def _notebook(path: Path, cells: list[dict]) -> Path:

@@ -298,22 +298,22 @@ def _grade(args) -> int:
     bundle = labs / args.lab / "autograder" / f"{args.lab}-autograder.zip"
     if not bundle.is_file():
         raise FileNotFoundError(f"{bundle}: no autograder bundle; build the labs first (`shifteval labs`)")
-    questions = lab_questions(bundle)
+    questions = lab_questions(bundle)  # in the lab's order; empty for a bundle built elsewhere
     manual = [q for q in questions if q["manual"]]
-    by_hand = ""
-    if manual:
-        names = ", ".join(q["name"] for q in manual)
-        by_hand = f"; by hand: {names} ({sum(q['points'] for q in manual):g} points)"
+    names, hand = [str(q["name"]) for q in questions], {q["name"] for q in manual}
+    by_hand = (
+        f"; by hand: {', '.join(q['name'] for q in manual)} ({sum(q['points'] for q in manual):g} points)"
+    )
     rows = []
     for path in args.submissions:
         scores = grade(bundle, path)
         total, points = sum(s for s, _ in scores.values()), sum(p for _, p in scores.values())
         detail = ", ".join(f"{q} {s:g}/{p:g}" for q, (s, p) in scores.items())
-        print(f"{path}: {total:g}/{points:g} autograded ({detail}){by_hand}")
-        names, hand = [q["name"] for q in questions], {q["name"] for q in manual}
-        columns = {q: scores.get(q, (0.0,))[0] for q in names + [q for q in scores if q not in names]}
-        columns = {(f"{q} (manual)" if q in hand else q): "" if q in hand else s for q, s in columns.items()}
-        rows.append({"submission": path, **columns, "autograded": total})
+        print(f"{path}: {total:g}/{points:g} autograded ({detail}){by_hand if manual else ''}")
+        row: dict[str, object] = {"submission": path}
+        for q in names + [q for q in scores if q not in names]:  # a manual question's column stays blank
+            row[f"{q} (manual)" if q in hand else q] = "" if q in hand else scores.get(q, (0.0, 0.0))[0]
+        rows.append({**row, "autograded": total})
     if args.csv:
         with open(args.csv, "w", newline="", encoding="utf-8") as fh:
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]))

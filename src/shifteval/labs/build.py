@@ -6,8 +6,9 @@ hidden tests), and a data writer in :mod:`shifteval.labs.data`. :func:`build_lab
 ``_build/labs/<lab>/``:
 
 - ``student/``: the notebook without solutions and hidden tests (its public tests travel in its metadata,
-  for ``grader.check``), and its data file ``<lab>-data.npz``;
-- ``solution/``: the notebook with solutions, and the data file;
+  for ``grader.check``), its data file ``<lab>-data.npz``, and ``requirements.txt`` (below: what the
+  notebook needs to run);
+- ``solution/``: the notebook with solutions, the data file and ``requirements.txt``;
 - ``autograder/<lab>-autograder.zip``: Otter's bundle (public and hidden tests, the data file, Otter's
   configuration and ``environment.yml``) with two files added at its top, which also lie beside it:
   ``requirements.txt``, what grading installs (:func:`requirements`: numpy, pandas, matplotlib and
@@ -181,6 +182,10 @@ def _cell_config(cell, marker: str) -> dict | None:
     return yaml.safe_load("\n".join(lines[1:])) or {}
 
 
+def _assignment_config(cell) -> dict | None:
+    return _cell_config(cell, "# ASSIGNMENT CONFIG")
+
+
 def master_questions(source: Path) -> list[dict]:
     """A master's questions in order: name, points, and whether each is graded by hand.
 
@@ -228,8 +233,7 @@ def _configure(nb, source: Path, lab: str) -> list[str]:
     A master's config may list ``requirements``: distributions its lab needs beyond
     :data:`GRADING_PACKAGES`, by name; they are pinned here like the others. Returns the pinned lines.
     """
-    configs = [(i, _cell_config(c, "# ASSIGNMENT CONFIG")) for i, c in enumerate(nb.cells)]
-    configs = [(i, c) for i, c in configs if c is not None]
+    configs = [(i, c) for i, c in enumerate(map(_assignment_config, nb.cells)) if c is not None]
     if len(configs) != 1:
         raise LabError(f"{source}: needs exactly one '# ASSIGNMENT CONFIG' raw cell, found {len(configs)}")
     index, config = configs[0]
@@ -334,6 +338,7 @@ def build_lab(lab: str, out: Path, root: Path) -> Path:
         for kind, notebook in (("student", dist / "student"), ("solution", dist / "autograder")):
             shutil.copy2(notebook / f"{lab}.ipynb", staged / kind / f"{lab}.ipynb")
             shutil.copy2(work / data_name(lab), staged / kind / data_name(lab))
+            shutil.copy2(work / "requirements.txt", staged / kind / "requirements.txt")  # what runs it
         _drop_answer_placeholders(staged / "solution" / f"{lab}.ipynb")
         (bundle,) = (dist / "autograder").glob(f"{lab}-autograder_*.zip")
         target = staged / "autograder" / f"{lab}-autograder.zip"
