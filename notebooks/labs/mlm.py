@@ -263,17 +263,15 @@ assert np.allclose(kmeans_step(_x, _c), _step(_x, _c), atol=1e-12)
 # # BEGIN SOLUTION
 
 # %%
-# BEGIN SOLUTION
-points = train_probs[train_pred == train_labels]
+points = train_probs[train_pred == train_labels]  # SOLUTION
 refined = c0
 for _ in range(100):
-    moved = kmeans_step(points, refined)
-    done = np.max(np.linalg.norm(moved - refined, axis=1)) <= 1e-12
+    moved = kmeans_step(points, refined)  # SOLUTION
+    done = np.max(np.linalg.norm(moved - refined, axis=1)) <= 1e-12  # SOLUTION
     refined = moved
     if done:
         break
-shift = np.linalg.norm(refined - c0, axis=1)
-# END SOLUTION
+shift = np.linalg.norm(refined - c0, axis=1)  # SOLUTION
 
 # %% [raw]
 # # END SOLUTION
@@ -508,6 +506,7 @@ assert np.allclose(likelihood_matrix(_D), _inv / _inv.sum(1, keepdims=True), ato
 # # BEGIN SOLUTION
 
 # %%
+# your heatmap of M here
 # BEGIN SOLUTION
 fig, ax = plt.subplots(figsize=(5.5, 4.5))
 image = ax.imshow(M, cmap="viridis")
@@ -594,13 +593,11 @@ assert (top_true, top_other) == tuple(int(v) for v in np.unravel_index(np.argmax
 # # BEGIN SOLUTION
 
 # %%
-# BEGIN SOLUTION
 counts = np.zeros((K, K), dtype=int)
-np.add.at(counts, (test_labels, test_pred), 1)
-rates = counts / counts.sum(axis=1, keepdims=True)
-mistakes = np.where(np.eye(K, dtype=bool), -1, counts)
-most_confused = tuple(int(v) for v in np.unravel_index(np.argmax(mistakes), mistakes.shape))
-# END SOLUTION
+np.add.at(counts, (test_labels, test_pred), 1)  # SOLUTION
+rates = counts / counts.sum(axis=1, keepdims=True)  # SOLUTION
+mistakes = np.where(np.eye(K, dtype=bool), -1, counts)  # the counts, with the diagonal left out
+most_confused = tuple(int(v) for v in np.unravel_index(np.argmax(mistakes), mistakes.shape))  # SOLUTION
 
 # %% [raw]
 # # END SOLUTION

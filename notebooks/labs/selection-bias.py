@@ -181,8 +181,8 @@ assert np.allclose(level_shares(_c, 40), np.bincount(_c, minlength=41) / len(_c)
 # # BEGIN SOLUTION
 
 # %%
+levels = np.arange(n + 1) / n  # the observed frequencies k/n, k = 0..n
 # BEGIN SOLUTION
-levels = np.arange(n + 1) / n
 fig, ax = plt.subplots(figsize=(7, 3.5))
 for shares, shat, name in ((p1, shat_v1, "v1"), (p2, shat_v2, "v2 (MatchedFrequency)")):
     line = ax.plot(levels, shares, marker=".", label=f"{name}, mean ŝ = {np.mean(shat):.3f}")[0]
@@ -572,14 +572,14 @@ ms = [2, 5, 10, 20, 40]
 # # BEGIN SOLUTION
 
 # %%
-# BEGIN SOLUTION
 bias_by_m = []
 for m in ms:
-    c1, c2 = votes_v1[:, :m].sum(axis=1), votes_v2[:, :m].sum(axis=1)
-    estimate = np.array([naive_adjusted(c1, c2, row, m) for row in correct_v2])
-    bias_by_m.append(100 * np.mean(estimate - truth))
+    counts_m_v1 = votes_v1[:, :m].sum(axis=1)  # SOLUTION
+    counts_m_v2 = votes_v2[:, :m].sum(axis=1)  # SOLUTION
+    estimates = np.array([naive_adjusted(counts_m_v1, counts_m_v2, row, m) for row in correct_v2])  # SOLUTION
+    mean_bias_m = 100 * np.mean(estimates - truth)  # SOLUTION
+    bias_by_m.append(mean_bias_m)
 bias_by_m = np.array(bias_by_m)
-# END SOLUTION
 
 # %% [raw]
 # # END SOLUTION
