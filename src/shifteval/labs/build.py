@@ -74,9 +74,6 @@ SOURCES = Path("notebooks") / "labs"
 #: with its grading extra (the kernel and its client). :func:`requirements` pins them.
 GRADING_PACKAGES = ("numpy", "pandas", "matplotlib", "otter-grader[grading]")
 
-#: The files :func:`build_lab` adds to Otter's autograder bundle (and writes beside it).
-BUNDLE_EXTRAS = ("requirements.txt", "lab.json")
-
 
 class LabError(Exception):
     """A lab could not be built or graded."""
@@ -297,7 +294,8 @@ def build_lab(lab: str, out: Path, root: Path) -> Path:
     Raises
     ------
     LabError
-        If Otter Assign fails (its output is in the message).
+        For an unknown lab, a master whose configuration or questions are malformed, a requirement not
+        installed here, or when Otter Assign fails (its output is in the message).
 
     Examples
     --------
