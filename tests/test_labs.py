@@ -152,7 +152,7 @@ def test_the_grade_command_scores_writes_a_csv_and_exports_the_manual_answers(la
     ]
     answers = (manual / "submissions" / "solution-mlm.md").read_text(encoding="utf-8")
     assert "## q8 (2 points, graded by hand)" in answers and "## q12 (3 points, graded by hand)" in answers
-    assert "Whether the reading holds is measured by `rho`" in answers  # the written solution
+    assert "Only roughly. `rho` is positive but far from 1" in answers  # the written solution
     assert "_Type your answer here" not in answers  # the solution edition has no empty answer cell
     assert (manual / "questions" / "q12.md").is_file() and (manual / "index.md").is_file()
     bad = shifteval("grade", "mlms", str(solution), cwd=ROOT)

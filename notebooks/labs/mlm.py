@@ -277,7 +277,7 @@ shift = np.linalg.norm(refined - c0, axis=1)  # SOLUTION
 # # END SOLUTION
 
 # %%
-print("how far each class's centroid moved:", np.array2string(shift, precision=2))
+print("how far each class's centroid moved:", ", ".join(f"{v:.1e}" for v in shift))
 
 # %% [raw]
 # # BEGIN TESTS
@@ -765,18 +765,22 @@ assert np.isclose(
 # # BEGIN SOLUTION
 
 # %% [markdown]
-# Whether the reading holds is measured by `rho`: a positive rank correlation says that pairs with a higher
-# likelihood tend to be the pairs the model confuses more often, and its size says how closely (a value
-# well below 1 means the ranking is rough); the MLM's most likely confusion and the most frequent actual
-# mistake may or may not be the same pair, and comparing `top_true, top_other` with `most_confused` shows
-# it for this model. The MLM's likelihoods rest on a single number per pair: the *smallest* distance from any
-# class-i output to centroid j (Eq. 3). One ambiguous or mislabelled class-i example whose output lies near
-# centroid j decides the entry, however the other examples of class i behave, so a pair can score high
-# without frequent mistakes, and the "fine-grained" non-zero values of pairs never confused are the distances
-# of the nearest example, not evidence of a risk. Finally, each row is normalised to 1: the MLM says which
-# classes a class-i example is more likely to be taken for, relative to each other, but not how often class i
-# is misclassified at all; a class the model never gets wrong has a row summing to 1 like the worst class.
-# `rates` (or the counts) shows both: which mistakes happen and how many.
+# *Marking: one point for each part; an answer earns a part's point when it uses its numbers and gives
+# the reason.*
+#
+# Only roughly. `rho` is positive but far from 1: pairs with a higher likelihood tend to be the pairs the
+# model confuses more often, with many exceptions. The MLM's most likely confusion (`top_true` taken for
+# `top_other`) need not be the model's most frequent mistake (`most_confused`), and on these data it is
+# not; the paper notes the same kind of discrepancy for MNIST ("The MLM does not assign a high likelihood for
+# digit 9 misclassified as 7, which is the highest in the testing dataset", §4.5). A likelihood rests on one
+# number, the *smallest* distance from any class-i output to centroid j (Eq. 3): a single class-i example that
+# the model confidently takes for j sits almost on centroid j, makes that distance nearly 0 and its
+# reciprocal huge, and so takes nearly all of row i, however rare the mistake is. The same holds for the
+# pairs never confused: their non-zero likelihoods are the distances of the nearest example, not evidence
+# of a risk. Finally, every row sums to 1, so the MLM says which classes a class-i example is more likely to
+# be taken for, relative to each other, but not how often class i is misclassified at all: a class the model
+# almost never gets wrong has a row like the worst class's. `rates` shows both which mistakes happen and how
+# often.
 
 # %% [raw]
 # # END SOLUTION

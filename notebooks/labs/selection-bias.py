@@ -232,11 +232,9 @@ def accuracy_by_level(counts, correct, n):
 # # END SOLUTION
 
 # %%
-best = int(np.argmax(correct_v1.mean(axis=1)))
-print(
-    f"{models[best]} on v2, accuracy at k = 36..40:",
-    np.round(accuracy_by_level(counts_v2, correct_v2[best], n)[-5:], 3),
-)
+best = int(np.argmax(correct_v1.mean(axis=1)))  # the model most accurate on v1
+by_level = accuracy_by_level(counts_v2, correct_v2[best], n)
+print(f"{models[best]} on v2, accuracy at k = 10, 20, 30, 40:", np.round(by_level[[10, 20, 30, 40]], 3))
 
 # %% [raw]
 # # BEGIN TESTS
@@ -703,19 +701,23 @@ assert np.isclose(gap_true, 100 * np.mean(_a1 - np.asarray(truth)), atol=1e-9)
 # # BEGIN SOLUTION
 
 # %% [markdown]
-# The naive estimate is too low on average (`mean_bias` < 0): it corrects v2's accuracy towards v1's, but
-# not all the way. ŝ = k/n is a noisy measurement of s, and v2 was matched to v1 on that measurement, so the
-# v2 images at a high level k are partly images whose votes were lucky: their true s is lower than k/n
-# (regression to the mean: the coin analogy of the paper's footnote 9, §3), and lower s means lower accuracy. Conditioning v2's
-# accuracy on ŝ instead of s therefore underestimates v2's accuracy at high levels, where v1 puts most of its
-# weight, and the reweighted sum stays below the truth: the naive estimator is statistic matching on noisy
-# frequencies again. With fewer annotators ŝ is noisier (its variance s(1 − s)/m grows as m falls), so the
-# mismatch between ŝ and s grows and the bias grows in size (`bias_by_m` is most negative at m = 2 and
-# smallest at m = 40); it vanishes only as m grows without bound. On the world, the naive adjustment leaves
-# `gap_naive` of the `gap_observed`-point drop, while the truth leaves only `gap_true`: a naive adjustment
-# overstates how much of the drop is real. Engstrom et al.'s 3.6 of 11.7 points (about 30%) comes from their
-# parametric estimator, built to remove exactly this bias; the naive estimate, as their §5.1 reports, left
-# more of the drop (5.7 points).
+# *Marking: one point for each part; an answer earns a part's point when it gives the number and the
+# reason.*
+#
+# The naive estimate is too low (`mean_bias` is negative): it moves v2's accuracy towards v1's, but not all
+# the way. ŝ = k/n is a noisy measurement of s, and v2 was matched to v1 on that measurement, so the v2 images
+# at a high level k are partly images whose votes were lucky: their true s is lower than k/n (regression to
+# the mean; the paper's coin analogy, §3, footnote 9), and a lower s means a lower accuracy. Conditioning v2's
+# accuracy on ŝ instead of s therefore underestimates v2's accuracy at the high levels, where v1 puts most of
+# its weight, and the reweighted sum stays below the truth: the naive estimator is itself statistic matching
+# on noisy frequencies. With fewer annotators ŝ is noisier (its variance s(1 − s)/m grows as m falls), so
+# ŝ and s differ more and the bias grows (`bias_by_m` is most negative at m = 2 and smallest in size at
+# m = 40); it vanishes only as m grows without bound. Of the `gap_observed`-point drop, the naive adjustment
+# leaves `gap_naive` points and the true adjustment `gap_true`, almost nothing: in this world v2 differs from
+# v1 only in how hard its images are, which the true selection frequency measures. A naive adjustment thus
+# overstates how much of the drop is real. Engstrom et al.'s 3.6 of 11.7 points (about 30% of the drop) come
+# from their parametric estimator, built to remove this bias; their naive estimate left more (5.7 points,
+# §5.1).
 
 # %% [raw]
 # # END SOLUTION

@@ -393,6 +393,7 @@ def write(lab: str, dest: str | Path, root: str | Path | None = None) -> Path:
     try:
         with open(tmp, "wb") as fh:
             np.savez_compressed(fh, **arrays)
+        os.chmod(tmp, 0o644)  # handed out: readable like the notebook beside it (mkstemp makes it private)
         os.replace(tmp, final)
     finally:
         Path(tmp).unlink(missing_ok=True)
