@@ -114,7 +114,7 @@ def test_the_editions_hold_their_files_and_no_solution(labs):
         assert '"hidden": false' in student, lab  # the public tests travel with the notebook
         leaked = [t for t in _solution_texts(lab) if json.dumps(t)[1:-1] in student]
         assert not leaked, f"{lab}: the student notebook holds solution text: {leaked}"
-        handed_out = [f"{lab}-data.npz", f"{lab}.ipynb", "requirements.txt"]
+        handed_out = sorted([f"{lab}-data.npz", f"{lab}.ipynb", "requirements.txt"])
         assert sorted(p.name for p in (labs / lab / "student").iterdir()) == handed_out
         with zipfile.ZipFile(labs / f"{lab}-student.zip") as z:
             assert sorted(Path(n).name for n in z.namelist()) == handed_out, lab
@@ -150,7 +150,7 @@ def test_the_grade_command_scores_writes_a_csv_and_exports_the_manual_answers(la
         "submission,q1,q2,q3,q4,q5,q6,q7,q8 (manual),q9,q10,q11,q12 (manual),autograded",
         f"{solution},1.0,2.0,2.0,1.0,1.0,2.0,2.0,,1.0,1.0,2.0,,15.0",
     ]
-    answers = (manual / "submissions" / "solution-mlm.md").read_text(encoding="utf-8")
+    answers = (manual / "submissions" / "mlm.md").read_text(encoding="utf-8")  # named by the notebook's stem
     assert "## q8 (2 points, graded by hand)" in answers and "## q12 (3 points, graded by hand)" in answers
     assert "Only roughly. `rho` is positive but far from 1" in answers  # the written solution
     assert "_Type your answer here" not in answers  # the solution edition has no empty answer cell
