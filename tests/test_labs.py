@@ -264,7 +264,10 @@ def test_the_bundle_grades_in_a_fresh_environment_holding_only_its_requirements(
         )
         tests = json.loads((work / "results.json").read_text(encoding="utf-8"))["tests"]
         results[kind] = {t["name"]: (t["score"], t["max_score"]) for t in tests if "max_score" in t}
-    assert results["solution"] and all(s == p > 0 for s, p in results["solution"].values()), results
+    assert results["solution"] and all(s == p > 0 for s, p in results["solution"].values()), (
+        f"{lab}: the solution loses points in an environment holding only the bundle's requirements.txt "
+        f"(does the lab import something it does not list, such as shifteval?): {results}"
+    )
     assert _points(results["student"]) == _points(results["solution"])
     assert all(s == 0 for s, _ in results["student"].values()), results
 
