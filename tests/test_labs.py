@@ -147,7 +147,7 @@ def test_the_grade_command_scores_writes_a_csv_and_exports_the_manual_answers(la
         f"answers to the manually graded questions (q8, q12): {manual / 'index.md'}",
     ]
     assert csv.read_text().splitlines() == [
-        "submission,q1,q2,q3,q4,q5,q6,q7,q8 (manual),q9,q10,q11,q12 (manual),autograded",
+        "submission,q1,q2,q3,q4,q5,q6,q7,q8 (manual: 2 points),q9,q10,q11,q12 (manual: 3 points),autograded",
         f"{solution},1.0,2.0,2.0,1.0,1.0,2.0,2.0,,1.0,1.0,2.0,,15.0",
     ]
     answers = (manual / "submissions" / "mlm.md").read_text(encoding="utf-8")  # named by the notebook's stem

@@ -277,7 +277,7 @@ def _add_labs_parsers(sub) -> None:
     grade.add_argument(
         "--csv",
         help="also write the scores to this CSV file: one row per submission, one column per question (a "
-        "manually graded question's column, headed 'qN (manual)', left blank), then 'autograded'",
+        "manually graded question's column, headed 'qN (manual: P points)', left blank), then 'autograded'",
     )
     grade.add_argument(
         "--manual", metavar="DIR",
@@ -300,7 +300,10 @@ def _grade(args) -> int:
         raise FileNotFoundError(f"{bundle}: no autograder bundle; build the labs first (`shifteval labs`)")
     questions = lab_questions(bundle)  # in the lab's order; empty for a bundle built elsewhere
     manual = [q for q in questions if q["manual"]]
-    names, hand = [str(q["name"]) for q in questions], {q["name"] for q in manual}
+    names, hand = (
+        [str(q["name"]) for q in questions],
+        {q["name"]: f"{q['name']} (manual: {q['points']:g} points)" for q in manual},
+    )
     by_hand = (
         f"; by hand: {', '.join(q['name'] for q in manual)} ({sum(q['points'] for q in manual):g} points)"
     )
@@ -312,7 +315,7 @@ def _grade(args) -> int:
         print(f"{path}: {total:g}/{points:g} autograded ({detail}){by_hand if manual else ''}")
         row: dict[str, object] = {"submission": path}
         for q in names + [q for q in scores if q not in names]:  # a manual question's column stays blank
-            row[f"{q} (manual)" if q in hand else q] = "" if q in hand else scores.get(q, (0.0, 0.0))[0]
+            row[hand.get(q, q)] = "" if q in hand else scores.get(q, (0.0, 0.0))[0]
         rows.append({**row, "autograded": total})
     if args.csv:
         with open(args.csv, "w", newline="", encoding="utf-8") as fh:
