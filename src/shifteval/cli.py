@@ -279,14 +279,23 @@ def _add_labs_parsers(sub) -> None:
     grade.add_argument("lab", help="the lab (a chapter's name)")
     grade.add_argument("submissions", nargs="+", metavar="NOTEBOOK", help="submitted .ipynb files")
     grade.add_argument("--labs", help="where `shifteval labs` wrote the labs (default: _build/labs)")
-    grade.add_argument("--csv", help="also write the scores to this CSV file (one row per submission)")
+    grade.add_argument(
+        "--csv",
+        help="also write the scores to this CSV file: one row per submission, one column per question (a "
+        "manually graded question's column, headed 'qN (manual: P points)', left blank), then 'autograded'",
+    )
+    grade.add_argument(
+        "--manual", metavar="DIR",
+        help="write the answers to the manually graded questions into DIR for marking: Markdown per submission "
+        "and per question, figures as PNG (DIR/index.md lists them)",
+    )  # fmt: skip
 
 
 def _grade(args) -> int:
     import csv
     from pathlib import Path
 
-    from .labs import LABS, grade
+    from .labs import LABS, grade, lab_questions
 
     if args.lab not in LABS:
         raise ValueError(f"unknown lab {args.lab!r}; labs: {', '.join(LABS)}")
@@ -294,18 +303,37 @@ def _grade(args) -> int:
     bundle = labs / args.lab / "autograder" / f"{args.lab}-autograder.zip"
     if not bundle.is_file():
         raise FileNotFoundError(f"{bundle}: no autograder bundle; build the labs first (`shifteval labs`)")
+    questions = lab_questions(bundle)  # in the lab's order; empty for a bundle built elsewhere
+    manual = [q for q in questions if q["manual"]]
+    names, hand = (
+        [str(q["name"]) for q in questions],
+        {q["name"]: f"{q['name']} (manual: {q['points']:g} points)" for q in manual},
+    )
+    by_hand = (
+        f"; by hand: {', '.join(q['name'] for q in manual)} ({sum(q['points'] for q in manual):g} points)"
+    )
     rows = []
     for path in args.submissions:
         scores = grade(bundle, path)
         total, points = sum(s for s, _ in scores.values()), sum(p for _, p in scores.values())
         detail = ", ".join(f"{q} {s:g}/{p:g}" for q, (s, p) in scores.items())
-        print(f"{path}: {total:g}/{points:g} ({detail})")
-        rows.append({"submission": path, **{q: s for q, (s, _) in scores.items()}, "total": total})
+        print(f"{path}: {total:g}/{points:g} autograded ({detail}){by_hand if manual else ''}")
+        row: dict[str, object] = {"submission": path}
+        for q in names + [q for q in scores if q not in names]:  # a manual question's column stays blank
+            row[hand.get(q, q)] = "" if q in hand else scores.get(q, (0.0, 0.0))[0]
+        rows.append({**row, "autograded": total})
     if args.csv:
         with open(args.csv, "w", newline="", encoding="utf-8") as fh:
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
             writer.writeheader()
             writer.writerows(rows)
+    if args.manual and manual:
+        from .labs import manual as manual_answers
+
+        index = manual_answers.export(args.submissions, questions, args.manual, lab=args.lab)
+        print(f"answers to the manually graded questions ({', '.join(q['name'] for q in manual)}): {index}")
+    elif args.manual:
+        print(f"{args.lab}: no manually graded question; nothing written to {args.manual}")
     return 0
 
 

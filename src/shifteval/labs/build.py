@@ -1,19 +1,47 @@
 """Building the labs with Otter-Grader, and grading submissions offline.
 
-Each lab's master notebook (``notebooks/labs/<lab>.py``, jupytext percent, in Otter Assign's format:
+A lab is a master notebook, ``notebooks/labs/<lab>.py`` (jupytext percent, in Otter Assign's format:
 ``# BEGIN QUESTION`` … raw cells, solutions between ``# BEGIN SOLUTION`` / ``# END SOLUTION``, public and
-hidden tests) becomes, under ``_build/labs/<lab>/``:
+hidden tests), and a data writer in :mod:`shifteval.labs.data`. :func:`build_lab` makes, under
+``_build/labs/<lab>/``:
 
-- ``student/``: the notebook without solutions, its data file, and ``tests/`` (the public tests that
-  ``grader.check`` runs in the notebook);
-- ``solution/``: the notebook with solutions and its data file;
-- ``autograder/<lab>-autograder.zip``: public and hidden tests, the data file, and Otter's configuration.
+- ``student/``: the notebook without solutions and hidden tests (its public tests travel in its metadata,
+  for ``grader.check``), its data file ``<lab>-data.npz``, and ``requirements.txt`` (below: what the
+  notebook needs to run);
+- ``solution/``: the notebook with solutions, the data file and ``requirements.txt``;
+- ``autograder/<lab>-autograder.zip``: Otter's bundle (public and hidden tests, the data file, Otter's
+  configuration and ``environment.yml``) with two files added at its top, which also lie beside it:
+  ``requirements.txt``, what grading installs (:func:`requirements`: numpy, pandas, matplotlib and
+  Otter-Grader, pinned to this environment's versions; Otter itself writes them only into the bundle's
+  ``environment.yml``), and ``lab.json``, the lab's questions in order with their points and whether each
+  is graded by hand (:func:`lab_questions`).
 
-``_build/labs/<lab>-student.zip`` and ``<lab>-solution.zip`` pack the two folders for handing out; the
-book links them (the student edition the first, the full edition the second).
+``_build/labs/<lab>-student.zip`` and ``<lab>-solution.zip`` pack the two folders for handing out; the book
+links them (the student edition the first, the full edition the second).
 
-Grading (:func:`grade`) runs ``otter run`` on a submission with the autograder bundle: no Docker, no
-network, the student's notebook executed in this environment.
+**The bundle grades anywhere.** A lab's notebook imports only numpy, pandas and matplotlib and reads its
+data file with ``np.load(..., allow_pickle=False)``; no master mentions ``shifteval``, hidden tests
+included. A fresh virtual environment holding nothing but the bundle's ``requirements.txt`` therefore grades
+it (``otter run -a <lab>-autograder.zip <notebook>``), and a student who imports the library gains nothing:
+the grader does not have it.
+
+**Hidden tests carry their own reference.** Each hidden test reloads the data file and recomputes the
+expected value in a few numpy lines, rather than comparing with numbers fixed at build time: the test reads
+as the definition it checks, holds on whatever data the writer produced, and can add a random case the
+public tests do not show. A question that builds on an earlier answer is tested against the student's own
+earlier function or value, so that one mistake costs its own question only. Public tests are ``assert``
+statements whose message says what was expected (a shape, a range, a small case checkable by hand) and
+what came instead. Names a test defines start with an underscore: tests run in the notebook's namespace.
+
+**Manually graded questions** (``manual: true``: the written interpretation, a plot) have no tests. Otter
+leaves them out of its scores; ``lab.json`` lists them, and :mod:`shifteval.labs.manual` exports a
+submission's answers to them for reading and marking (``shifteval grade LAB ... --manual DIR``).
+
+Grading (:func:`grade`) runs ``otter run`` on a submission with the bundle: no Docker, no network, the
+notebook executed in the environment that runs the command.
+
+How to write a lab (the master's skeleton, the test styles, the data writer, the planted wrong answer the
+tests check) is the section *Writing a lab* of the book's page on teaching (``book/teaching.md``).
 
 Otter-Grader was chosen over nbgrader: its autograder is a single zip that grades one notebook with one
 command and no course database, which is what "hand out a folder, collect notebooks, grade locally" needs.
@@ -32,6 +60,7 @@ import zipfile
 from pathlib import Path
 
 import jupytext
+import yaml
 
 from shifteval.book import project
 from shifteval.book.sphinxext import copy_lab_zips
@@ -40,6 +69,10 @@ from .data import LABS, data_name, write
 
 #: Folder of the labs' master notebooks, relative to the project root.
 SOURCES = Path("notebooks") / "labs"
+
+#: What grading a lab needs, whatever the lab: the packages a student notebook may import, and Otter-Grader
+#: with its grading extra (the kernel and its client). :func:`requirements` pins them.
+GRADING_PACKAGES = ("numpy", "pandas", "matplotlib", "otter-grader[grading]")
 
 
 class LabError(Exception):
@@ -96,6 +129,151 @@ def _zip_folder(folder: Path, target: Path) -> None:
     os.replace(tmp, target)
 
 
+def requirements(extra: tuple[str, ...] | list[str] = ()) -> list[str]:
+    """The lines of an autograder bundle's ``requirements.txt``: each package pinned to its version here.
+
+    Parameters
+    ----------
+    extra : sequence of str
+        Distributions a lab needs beyond :data:`GRADING_PACKAGES` (its master's ``requirements`` list).
+
+    Returns
+    -------
+    list of str
+        ``name==version`` (with its extras, as in ``otter-grader[grading]==7.0.0``), in the order given.
+
+    Raises
+    ------
+    LabError
+        If a package is not installed in this environment (its version cannot be pinned).
+
+    Examples
+    --------
+    >>> lines = requirements()
+    >>> [line.split("==")[0] for line in lines]
+    ['numpy', 'pandas', 'matplotlib', 'otter-grader[grading]']
+    >>> lines[0] == f"numpy=={np.__version__}"
+    True
+    >>> requirements(["no-such-distribution-xyz"])
+    Traceback (most recent call last):
+    ...
+    shifteval.labs.build.LabError: no-such-distribution-xyz: not installed here, so the bundle cannot pin its version
+    """
+    from importlib import metadata
+
+    lines = []
+    for spec in [*GRADING_PACKAGES, *extra]:
+        name = spec.split("[")[0].strip()
+        try:
+            lines.append(f"{spec}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            raise LabError(f"{name}: not installed here, so the bundle cannot pin its version") from None
+    return lines
+
+
+def _cell_config(cell, marker: str) -> dict | None:
+    """The YAML under a raw cell's first line ``marker`` (``# ASSIGNMENT CONFIG``, ``# BEGIN QUESTION``)."""
+    lines = cell.source.splitlines()
+    if cell.cell_type != "raw" or not lines or lines[0].strip() != marker:
+        return None
+    return yaml.safe_load("\n".join(lines[1:])) or {}
+
+
+def _assignment_config(cell) -> dict | None:
+    return _cell_config(cell, "# ASSIGNMENT CONFIG")
+
+
+def master_questions(source: Path) -> list[dict]:
+    """A master's questions in order: name, points, and whether each is graded by hand.
+
+    Parameters
+    ----------
+    source : pathlib.Path
+        The master notebook (jupytext percent).
+
+    Returns
+    -------
+    list of dict
+        ``{"name": str, "points": float, "manual": bool}`` per ``# BEGIN QUESTION`` cell.
+
+    Raises
+    ------
+    LabError
+        If a question has no name, a manual question no points, or two questions share a name.
+
+    Examples
+    --------
+    >>> qs = master_questions(master_source(project.find_root(), "mlm"))
+    >>> qs[0]["name"], all(q["points"] > 0 for q in qs), any(q["manual"] for q in qs)
+    ('q1', True, True)
+    """
+    nb = jupytext.read(source, fmt="py:percent")
+    found: list[dict] = []
+    for cell in nb.cells:
+        config = _cell_config(cell, "# BEGIN QUESTION")
+        if config is None:
+            continue
+        name, points, manual = config.get("name"), config.get("points"), bool(config.get("manual", False))
+        if not name:
+            raise LabError(f"{source}: a question without a name")
+        if any(q["name"] == name for q in found):
+            raise LabError(f"{source}: two questions are named {name!r}")
+        if not isinstance(points, (int, float)) or points <= 0:
+            raise LabError(f"{source}: question {name!r} needs a positive number of points, got {points!r}")
+        found.append({"name": str(name), "points": float(points), "manual": manual})
+    return found
+
+
+def _configure(nb, source: Path, lab: str) -> list[str]:
+    """Point the master's assignment config at the bundle's requirements (Otter Assign's own keys).
+
+    A master's config may list ``requirements``: distributions its lab needs beyond
+    :data:`GRADING_PACKAGES`, by name; they are pinned here like the others. Returns the pinned lines.
+    """
+    configs = [(i, c) for i, c in enumerate(map(_assignment_config, nb.cells)) if c is not None]
+    if len(configs) != 1:
+        raise LabError(f"{source}: needs exactly one '# ASSIGNMENT CONFIG' raw cell, found {len(configs)}")
+    index, config = configs[0]
+    if config.get("name") != lab:
+        raise LabError(f"{source}: the assignment config's name must be {lab!r}, got {config.get('name')!r}")
+    reqs = requirements(list(config.get("requirements") or []))
+    config.update(
+        requirements="requirements.txt",  # written beside the notebook by build_lab
+        overwrite_requirements=True,  # exactly these, not Otter's default list
+        python_version=f"{sys.version_info.major}.{sys.version_info.minor}",  # environment.yml's Python
+    )
+    nb.cells[index].source = "# ASSIGNMENT CONFIG\n" + yaml.safe_dump(config, sort_keys=False)
+    return reqs
+
+
+def lab_questions(bundle: str | Path) -> list[dict]:
+    """The questions a lab's autograder bundle lists in its ``lab.json`` (:func:`master_questions`).
+
+    Parameters
+    ----------
+    bundle : str or pathlib.Path
+        A ``<lab>-autograder.zip`` built by :func:`build_lab`.
+
+    Returns
+    -------
+    list of dict
+        ``{"name", "points", "manual"}`` per question, in the lab's order; empty for a bundle without
+        ``lab.json`` (one not built here: its manual questions are then unknown).
+
+    Examples
+    --------
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     with zipfile.ZipFile(Path(d) / "x.zip", "w") as z:
+    ...         z.writestr("lab.json", '{"questions": [{"name": "q1", "points": 2.0, "manual": true}]}')
+    ...     lab_questions(Path(d) / "x.zip")
+    [{'name': 'q1', 'points': 2.0, 'manual': True}]
+    """
+    with zipfile.ZipFile(bundle) as z:
+        if "lab.json" not in z.namelist():
+            return []
+        return json.loads(z.read("lab.json").decode("utf-8"))["questions"]
+
+
 def build_lab(lab: str, out: Path, root: Path) -> Path:
     """Build one lab into ``out/<lab>`` (student, solution, autograder) and its two zips.
 
@@ -116,7 +294,8 @@ def build_lab(lab: str, out: Path, root: Path) -> Path:
     Raises
     ------
     LabError
-        If Otter Assign fails (its output is in the message).
+        For an unknown lab, a master whose configuration or questions are malformed, a requirement not
+        installed here, or when Otter Assign fails (its output is in the message).
 
     Examples
     --------
@@ -133,11 +312,18 @@ def build_lab(lab: str, out: Path, root: Path) -> Path:
     zips = [out / f"{lab}-{kind}.zip" for kind in ("student", "solution")]
     if stamp.is_file() and stamp.read_text(encoding="utf-8") == inputs and all(z.is_file() for z in zips):
         return final
+    nb = jupytext.read(source, fmt="py:percent")
+    reqs = _configure(nb, source, lab)
+    questions = master_questions(source)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     with tempfile.TemporaryDirectory(dir=out) as tmp:
         work = Path(tmp)
         write(lab, work, root)
-        nb = jupytext.read(source, fmt="py:percent")
-        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        extras = {
+            "requirements.txt": "\n".join(reqs) + "\n",
+            "lab.json": json.dumps({"lab": lab, "questions": questions}, indent=2) + "\n",
+        }
+        (work / "requirements.txt").write_text(extras["requirements.txt"], encoding="utf-8")
         jupytext.write(nb, work / f"{lab}.ipynb", fmt="ipynb")
         proc = _otter("assign", "--no-run-tests", f"{lab}.ipynb", "dist", cwd=work)
         if proc.returncode != 0:
@@ -145,18 +331,45 @@ def build_lab(lab: str, out: Path, root: Path) -> Path:
         dist = work / "dist"
         staged = work / lab
         (staged / "autograder").mkdir(parents=True)
-        shutil.copytree(dist / "student", staged / "student")
+        (staged / "student").mkdir()
         (staged / "solution").mkdir()
-        shutil.copy2(dist / "autograder" / f"{lab}.ipynb", staged / "solution" / f"{lab}.ipynb")
-        shutil.copy2(work / data_name(lab), staged / "solution" / data_name(lab))
+        for kind, notebook in (("student", dist / "student"), ("solution", dist / "autograder")):
+            shutil.copy2(notebook / f"{lab}.ipynb", staged / kind / f"{lab}.ipynb")
+            shutil.copy2(work / data_name(lab), staged / kind / data_name(lab))
+            shutil.copy2(work / "requirements.txt", staged / kind / "requirements.txt")  # what runs it
+        _drop_answer_placeholders(staged / "solution" / f"{lab}.ipynb")
         (bundle,) = (dist / "autograder").glob(f"{lab}-autograder_*.zip")
-        shutil.copy2(bundle, staged / "autograder" / f"{lab}-autograder.zip")
+        target = staged / "autograder" / f"{lab}-autograder.zip"
+        shutil.copy2(bundle, target)
+        with zipfile.ZipFile(target, "a") as z:
+            for name, text in extras.items():
+                z.writestr(name, text)
+                (staged / "autograder" / name).write_text(text, encoding="utf-8")
         shutil.rmtree(final, ignore_errors=True)
         os.replace(staged, final)
     for kind in ("student", "solution"):
         _zip_folder(final / kind, out / f"{lab}-{kind}.zip")
     stamp.write_text(inputs, encoding="utf-8")
     return final
+
+
+def _drop_answer_placeholders(path: Path) -> None:
+    """Remove, from a solution notebook, the empty answer cell Otter puts before a written solution."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    cells = nb["cells"]
+    keep = [
+        cell
+        for cell, after in zip(cells, [*cells[1:], None], strict=True)
+        if not (
+            cell["cell_type"] == "markdown"
+            and "".join(cell["source"]).strip() == "_Type your answer here, replacing this text._"
+            and after is not None
+            and after["cell_type"] == "markdown"
+        )
+    ]
+    if len(keep) != len(cells):
+        nb["cells"] = keep
+        path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def _inputs_digest(root: Path, lab: str, source: Path) -> str:
@@ -170,7 +383,7 @@ def _inputs_digest(root: Path, lab: str, source: Path) -> str:
         digest.update(path.read_bytes())
     extra = {
         "library": cache.source_digest(["shifteval"]),
-        "packages": cache.package_versions(["otter-grader"]),
+        "packages": cache.package_versions([p.split("[")[0] for p in GRADING_PACKAGES]),
     }
     digest.update(json.dumps(extra, sort_keys=True).encode())
     return digest.hexdigest()
@@ -221,8 +434,8 @@ def build_labs(root: str | Path | None = None, out: str | Path | None = None,
             print(f"[labs] {name}: {folder}/{{student,solution,autograder}}", file=sys.stderr)
     for edition, kind in (("html", "solution"), ("student/html", "student"), ("real/html", "solution")):
         html = root / "_build" / edition
-        if (html / "index.html").is_file():  # the pages of a built edition link these zips
-            copy_lab_zips(out, html, kind)
+        if out.resolve() == (root / "_build" / "labs").resolve() and (html / "index.html").is_file():
+            copy_lab_zips(out, html, kind)  # the pages of a built edition link these zips
     return out
 
 
@@ -239,7 +452,8 @@ def grade(autograder: str | Path, submission: str | Path) -> dict[str, tuple[flo
     Returns
     -------
     dict
-        Question -> (score, points), public and hidden tests together.
+        Question -> (score, points) for every autograded question, public and hidden tests together.
+        Manually graded questions have no tests and are not in it (:func:`lab_questions` lists them).
 
     Raises
     ------

@@ -1,16 +1,22 @@
 """The arrays each lab works on, written from its chapter's default parameters and the project's cache.
 
-A lab reads one ``<lab>-data.npz`` beside its notebook (:func:`load`); :func:`write` makes it with the same
-parameter set and cache as the chapter, so a lab never trains what the book already trained (the world's
-zoo, the OOD-AutoEval backbone). The file travels with the student notebook and the autograder bundle, so
-students and graders need no cache and no network.
+A lab reads one ``<lab>-data.npz`` beside its notebook, with ``np.load(..., allow_pickle=False)`` (the
+notebook needs nothing else; :func:`load` reads it the same way from Python). :func:`write` makes it with the
+same parameter set, cache and thread count as the chapter, so a lab never trains what the book already
+trained (the world's zoo, the OOD-AutoEval backbone). The file travels with the student notebook and the
+autograder bundle, so students and graders need no cache, no network and no ``shifteval``.
+
+A lab's writer is a function ``_<lab>(root) -> dict`` of plain arrays (numbers, booleans, strings; no
+objects), registered under the lab's name in :data:`WRITERS`; the lab's name is also in :data:`LABS`. Keep
+the arrays to what the lab's questions use, and small: the file ships in every student's folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +159,50 @@ def chapter_parameters(root: Path, chapter: str, params: str = "default") -> dic
     return values
 
 
+@contextlib.contextmanager
+def chapter_threads(root: Path, chapter: str) -> Iterator[int]:
+    """Compute on the thread count a chapter computes on, inside the ``with`` block.
+
+    A cached result whose key holds the thread count (the OOD-AutoEval backbone's) is then the chapter's,
+    whatever shell ``shifteval labs`` runs from (:mod:`shifteval.book.threads`).
+
+    Parameters
+    ----------
+    root : pathlib.Path
+        The project root.
+    chapter : str
+        The chapter's name.
+
+    Yields
+    ------
+    int
+        The thread count (torch's intra-op pool and the BLAS/OpenMP pools); the previous counts come back
+        on exit.
+
+    Examples
+    --------
+    >>> import torch
+    >>> before = torch.get_num_threads()
+    >>> with chapter_threads(project.find_root(), "selection-bias") as n:
+    ...     inside = torch.get_num_threads()
+    >>> n, inside == n, torch.get_num_threads() == before
+    (1, True, True)
+    """
+    import threadpoolctl
+    import torch
+
+    from shifteval.book import threads
+
+    count = threads.chapter_threads(project.get_chapter(chapter, root).threads)
+    before = torch.get_num_threads()
+    with threadpoolctl.threadpool_limits(count):
+        torch.set_num_threads(count)
+        try:
+            yield count
+        finally:
+            torch.set_num_threads(before)
+
+
 def _world_and_zoo(p: dict):
     from shifteval import zoo as zoos
     from shifteval.datasets import world as worlds
@@ -198,10 +248,9 @@ def _selection_bias(root: Path) -> dict:
     v1, v2 = w.split_index("v1"), w.split_index("matchedfrequency")
     s = w.examples.s.to_numpy()
     votes1, votes2 = study.reannotate(s[v1], s[v2], p["annotators"], p["seed"])
-    return {
-        "counts_v1": votes1.sum(1),
-        "counts_v2": votes2.sum(1),
-        "annotators": np.array(p["annotators"]),
+    return {  # the chapter's fresh votes: one column per annotator, so "the first m annotators" is a slice
+        "votes_v1": votes1.astype(bool),
+        "votes_v2": votes2.astype(bool),
         "correct_v1": zoo.correct("v1"),
         "correct_v2": zoo.correct("matchedfrequency"),
         "models": np.array(zoo.names),
@@ -244,11 +293,16 @@ def _mlm(root: Path) -> dict:
 
 
 def _ood_autoeval(root: Path) -> dict:
+    p = chapter_parameters(root, "ood-autoeval")
+    with chapter_threads(root, "ood-autoeval"):  # the backbone's cache key holds the thread count
+        return _ood_autoeval_arrays(p)
+
+
+def _ood_autoeval_arrays(p: dict) -> dict:
     from shifteval import autoeval as ae
     from shifteval.datasets import ood, splits
     from shifteval.utils.cache import cache_dir
 
-    p = chapter_parameters(root, "ood-autoeval")
     data = splits.load_data(p["world"], p["dataset"], p["data_dir"])
     pools = ae.training_pools(data, p["holdout_fraction"], p["seed"])
     side = pools.fit[0].shape[1]
@@ -339,6 +393,7 @@ def write(lab: str, dest: str | Path, root: str | Path | None = None) -> Path:
     try:
         with open(tmp, "wb") as fh:
             np.savez_compressed(fh, **arrays)
+        os.chmod(tmp, 0o644)  # handed out: readable like the notebook beside it (mkstemp makes it private)
         os.replace(tmp, final)
     finally:
         Path(tmp).unlink(missing_ok=True)
