@@ -1,6 +1,13 @@
-"""The replication-world chapter: the book's results and claims."""
+"""The replication-world chapter: the book's results, claims and findings."""
 
 import json
+
+import jupytext
+from conftest import ROOT
+
+from shifteval.book import prose
+from shifteval.book.claims import above, below
+from shifteval.book.findings import Finding, matches, same_direction
 
 
 def test_replication_world_results_show_the_mechanism(built_book):
@@ -35,3 +42,30 @@ def test_replication_world_default_run_states_only_claims_that_hold(default_proj
     assert more > built  # more annotators: MatchedFrequency's true frequency closer to v1's
     assert res["zoo"]["n_models"] >= 25
     assert set(res["figures"]) >= {f"replication-world-fig{i}" for i in range(1, 6)}
+    # Figure 16's sentence says inside or outside Recht et al.'s 10 to 15 points as the run's value lies
+    findings = {f["id"]: f for f in res["findings"]}
+    d16 = findings["fig16-v1-middle-bin"]["run_value"]
+    text = next(c["text"] for c in claims if c["id"] == "fig16-v1-middle-bin")
+    assert f"{d16:.1f} points below the whole set" in text
+    assert ("inside the range" in text) == (10 <= d16 <= 15) != ("outside the range" in text)
+    assert len(findings) >= 8 and res["spans"]["findings-summary"]
+
+
+def test_the_figure_16_sentence_takes_its_words_from_the_value():
+    """The sentence on Figure 16 names the paper's range of 10 to 15 points and says where the run's value
+    lies from the finding's verdict: a value of 9.1 is outside it, not "at its low end"."""
+    template = prose.templates(jupytext.read(ROOT / "notebooks" / "replication-world.py"))[
+        "fig16-v1-middle-bin"
+    ]
+
+    def sentence(d16, mf=22.7):
+        f = Finding("fig16-v1-middle-bin", "recht2019imagenet", "Figure 16", "s", "q", "10 to 15", d16,
+                    matches(d16, 12.5, tol=2.5))  # fmt: skip
+        smaller = Finding("x", "recht2019imagenet", "Figure 16", "s", "q", 17.5, mf - d16,
+                          same_direction(mf - d16, 17.5))  # fmt: skip
+        fields = {"test": above(d16, 0) & below(d16, mf), "cite": "Figure 16", "finding": f}
+        return prose.fill(template, fields | {"finding_smaller": smaller})
+
+    assert "9.1 points below the whole set, outside the range" in sentence(9.1)
+    assert "12.0 points below the whole set, inside the range" in sentence(12.0)
+    assert "outside the range" in sentence(16.0)

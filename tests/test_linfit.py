@@ -471,3 +471,53 @@ def test_rounding_spread_refuses_a_step_that_is_not_positive():
     table = pd.DataFrame({"orig_acc": [70.0, 80.0, 90.0], "new_acc": [60.0, 70.0, 85.0]})
     with pytest.raises(ValueError, match="step > 0"):
         testbeds.rounding_spread(table, step=0)
+
+
+def test_rounding_interval_spread_moves_the_endpoints_about_as_much_as_the_slope():
+    # the endpoints of a percentile interval shift with the refit line: their spread under rounding is of the
+    # order of the slope's own (rounding_spread), not the Monte Carlo error of the bootstrap
+    t = published.load_table("recht2019_cifar10")
+    ends = testbeds.rounding_interval_spread(t, n=100, n_boot=5000, seed=0)
+    line = testbeds.rounding_spread(t, n=2000, seed=0)
+    for sd in ends["slope_ci_sd"]:
+        assert 0.5 * line["slope_sd"] < sd < 2 * line["slope_sd"]
+    for sd in ends["intercept_ci_sd"]:
+        assert 0.5 * line["intercept_sd"] < sd < 2 * line["intercept_sd"]
+    # the same resamples for every refit: with no rounding noise to add, the endpoints would not move
+    same = testbeds.rounding_interval_spread(t, step=1e-9, n=5, n_boot=500, seed=0)
+    assert max(same["slope_ci_sd"]) < 1e-6
+    with pytest.raises(ValueError, match="n_boot >= 100"):
+        testbeds.rounding_interval_spread(t, n_boot=10)
+
+
+def test_interval_agreement_on_the_paper_fits():
+    """§3.3's printed intervals against ours: the slope endpoints are ours rounded outward (lower ends down,
+    upper ends up); the tolerance is half the printed digit plus twice the combined spread."""
+    paper = published.reported()["recht2019"]["cifar10_fit"]
+    fit = linfit.fit_table(published.load_table("recht2019_cifar10"), n_boot=20_000, seed=0)
+    rounding = {"slope_ci_sd": [0.003, 0.003], "intercept_ci_sd": [0.3, 0.3]}
+    mc = {"slope_ci_sd": 0.0004, "intercept_ci_sd": 0.04}
+    t = recht2019.interval_agreement(fit, paper, rounding, mc)
+    assert t.loc["slope lower", "tolerance"] == pytest.approx(0.005 + 2 * np.hypot(0.003, 0.0004))
+    assert t.loc["offset upper", "tolerance"] == pytest.approx(0.05 + 2 * np.hypot(0.3, 0.04))
+    assert t["difference"].tolist() == pytest.approx((t["ours"] - t["paper"]).tolist())
+    assert t.loc[["slope lower", "slope upper"], "outward"].tolist() == paper["slope_ci"]
+    assert bool(t.within.all())
+    tight = recht2019.interval_agreement(fit, paper, rounding, mc, n_sd=0)
+    assert not tight.loc["slope lower", "within"]  # 1.64 against the printed 1.63: beyond the rounding alone
+    with pytest.raises(ValueError, match="n_sd"):
+        recht2019.interval_agreement(fit, paper, rounding, mc, n_sd=-1)
+
+
+def test_simulated_line_spread_covers_the_fit_of_one_simulation():
+    """§5.3: a testbed simulated with one seed lies within a few SD (over other seeds) of the analytic line."""
+    skills = np.linspace(-1.5, 2.5, 20)
+    u, v = linfit.gaussian_difficulty_line(0.0, 1.0, 0.5, 0.8)
+    sd = linfit.simulated_line_spread(skills, 0.0, 1.0, 0.5, 0.8, n_images=5000, seeds=range(1, 11))
+    a1, a2 = linfit.simulate_gaussian_difficulty(skills, 0.0, 1.0, 0.5, 0.8, n_images=5000, seed=0)
+    fit = stats.linregress(linfit.transform(a1, "probit"), linfit.transform(a2, "probit"))
+    assert abs(fit.slope - u) < 4 * sd["slope_sd"] and abs(fit.intercept - v) < 4 * sd["intercept_sd"]
+    bigger = linfit.simulated_line_spread(skills, 0.0, 1.0, 0.5, 0.8, n_images=500, seeds=range(1, 11))
+    assert bigger["slope_sd"] > sd["slope_sd"]  # smaller test sets scatter more
+    with pytest.raises(ValueError, match="at least 2 seeds"):
+        linfit.simulated_line_spread(skills, 0.0, 1.0, 0.5, 1.0, seeds=[0])

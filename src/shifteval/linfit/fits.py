@@ -11,6 +11,7 @@ the printed ranks, the interval widths of §2 and App. B.1).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -439,6 +440,53 @@ def simulate_gaussian_difficulty(
         p = stats.norm.cdf(skills[:, None] - tau[None, :])
         out.append((rng.random(p.shape) < p).mean(axis=1))
     return out[0], out[1]
+
+
+def simulated_line_spread(
+    skills: ArrayLike, mu1: float, sigma1: float, mu2: float, sigma2: float, *, n_images: int = 10_000,
+    seeds: Iterable[int] = range(1, 21),
+) -> dict:  # fmt: skip
+    """How much the least-squares probit line of a simulated testbed varies from one simulation to the next.
+
+    Recht et al. (2019, §5.3): under the Gaussian difficulty model the *expected* accuracies lie exactly on
+    the line of :func:`gaussian_difficulty_line`; a testbed simulated by :func:`simulate_gaussian_difficulty`
+    has finite test sets (one draw of image difficulties each, and of every model's answers), so its
+    fitted line scatters around the analytic one. This refits the line on testbeds simulated with each
+    seed and reports the spread: how far a fit may sit from the analytic line by sampling alone.
+
+    Parameters
+    ----------
+    skills, mu1, sigma1, mu2, sigma2, n_images
+        As in :func:`simulate_gaussian_difficulty`.
+    seeds : iterable of int
+        One simulation per seed (at least 2).
+
+    Returns
+    -------
+    dict
+        ``slope_sd`` and ``intercept_sd`` (probit units): standard deviations over the simulations.
+
+    Raises
+    ------
+    ValueError
+        When fewer than 2 seeds are given, or as :func:`simulate_gaussian_difficulty`.
+
+    Examples
+    --------
+    >>> s = simulated_line_spread(np.linspace(-1, 2, 10), 0.0, 1.0, 0.5, 1.0, n_images=2000, seeds=range(5))
+    >>> 0 < s["slope_sd"] < 0.1 and 0 < s["intercept_sd"] < 0.1
+    True
+    """
+    seeds = list(seeds)
+    if len(seeds) < 2:
+        raise ValueError(f"simulated_line_spread needs at least 2 seeds, got {len(seeds)}")
+    lines = []
+    for seed in seeds:
+        a1, a2 = simulate_gaussian_difficulty(skills, mu1, sigma1, mu2, sigma2, n_images=n_images, seed=seed)
+        res = stats.linregress(transform(a1, "probit"), transform(a2, "probit"))
+        lines.append((res.slope, res.intercept))
+    sd = np.std(lines, axis=0, ddof=1)
+    return {"slope_sd": float(sd[0]), "intercept_sd": float(sd[1])}
 
 
 def fit_table(

@@ -127,6 +127,86 @@ def paper_agreement(fit: LinearFit, ref: dict) -> dict:
     return out
 
 
+def interval_agreement(
+    fit: LinearFit, ref: dict, rounding: dict, mc: dict, *, n_sd: float = 2.0
+) -> pd.DataFrame:
+    """Each printed endpoint of a §3.3 bootstrap interval against ours, and the difference its sources explain.
+
+    Recht et al. (2019, §3.3) print the intervals of their fits to two decimals (slope) and one (offset,
+    percent). Three things separate our endpoint from theirs: the paper's own rounding (half a unit of
+    its last printed digit), the rounding of the printed accuracies we refit (their spread,
+    :func:`shifteval.linfit.testbeds.rounding_interval_spread`) and the Monte Carlo error of the
+    bootstrap (:func:`shifteval.linfit.testbeds.bootstrap_seed_spread`, at the fit's number of
+    replicates). An endpoint is within them when ``|ours - paper| <= half unit + n_sd * sd``, with ``sd``
+    the two spreads combined (``hypot``).
+
+    Parameters
+    ----------
+    fit : LinearFit
+        A linear fit (intervals in fractions; offsets are compared in percent).
+    ref : dict
+        The printed fit: ``slope_ci`` and ``intercept_ci`` (percent).
+    rounding : dict
+        ``slope_ci_sd`` and ``intercept_ci_sd``: ``[lower, upper]`` standard deviations from rounding
+        (points for the offset).
+    mc : dict
+        ``slope_ci_sd`` and ``intercept_ci_sd``: the Monte Carlo standard deviation of an endpoint at the
+        fit's ``n_boot``.
+    n_sd : float
+        Standard deviations allowed beyond the paper's rounding (2: about 95%).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per endpoint (``slope lower`` … ``offset upper``): ``ours``, ``paper``, ``difference``
+        (ours − paper), ``half unit``, ``rounding sd``, ``Monte Carlo sd``, ``tolerance``, ``within``, and
+        ours printed as the paper prints, rounded to ``nearest`` and ``outward`` (lower ends down,
+        upper ends up).
+
+    Raises
+    ------
+    ValueError
+        When ``fit`` is a probit fit or ``n_sd`` is negative.
+
+    Examples
+    --------
+    >>> from shifteval.linfit import fit_linear
+    >>> fit = fit_linear([0.5, 0.6, 0.75, 0.9, 1.0], [0.4, 0.55, 0.7, 0.86, 1.0], n_boot=500)
+    >>> ref = {"slope_ci": [1.1, 1.3], "intercept_ci": [-30.0, -10.0]}
+    >>> sd = {"slope_ci_sd": [0.001, 0.001], "intercept_ci_sd": [0.1, 0.1]}
+    >>> t = interval_agreement(fit, ref, sd, {"slope_ci_sd": 0.0, "intercept_ci_sd": 0.0})
+    >>> list(t.index), t["half unit"].tolist(), t["tolerance"].round(3).tolist()
+    (['slope lower', 'slope upper', 'offset lower', 'offset upper'], [0.005, 0.005, 0.05, 0.05], [0.007, 0.007, 0.25, 0.25])
+    """
+    import pandas as pd
+
+    if fit.scale != "linear":
+        raise ValueError("the paper prints linear fits; got a probit fit")
+    if not n_sd >= 0:
+        raise ValueError(f"n_sd must be >= 0, got {n_sd!r}")
+    s = fit.summary()
+    rows = {}
+    for name, key, unit in (("slope", "slope_ci", 0.01), ("offset", "intercept_ci", 0.1)):
+        for j, side in enumerate(("lower", "upper")):
+            ours, paper = float(s[key][j]), float(ref[key][j])
+            spread = (rounding[f"{key}_sd"][j], mc[f"{key}_sd"])  # from rounding, from the bootstrap
+            sd = float(np.hypot(*spread))
+            outward = (np.floor if j == 0 else np.ceil)(round(ours / unit, 6)) * unit
+            rows[f"{name} {side}"] = {
+                "ours": ours,
+                "paper": paper,
+                "difference": ours - paper,
+                "half unit": unit / 2,
+                "rounding sd": float(spread[0]),
+                "Monte Carlo sd": float(spread[1]),
+                "tolerance": unit / 2 + n_sd * sd,
+                "within": bool(abs(ours - paper) <= unit / 2 + n_sd * sd),
+                "nearest": round(round(ours / unit) * unit, 2),
+                "outward": round(float(outward), 2),
+            }
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
 def rank_summary(table: pd.DataFrame) -> dict:
     """How much the printed ranking changes from the original to the new test set.
 
