@@ -227,7 +227,7 @@ fitted = report.finite(F, "lin_slope", "lin_ilo", "lin_ihi")
 # %%
 # the slope is above 1 on both of their sets; here clear of 1 with the interval over models and images
 f_slope = R.finding(
-    "recht-slope-above-one",
+    "fig1-slope-above-one",
     paper="recht2019imagenet",
     where="§3.3",
     statement="On both datasets, the slope of the linear fit is greater than 1.",
@@ -292,7 +292,7 @@ R.figure("your-replication-matching", fig)
 # Anzaku et al. (§4.2): the matched gap is narrower for every model; only a model whose accuracy differs
 # between the sets has a gap to narrow
 f_narrow = R.finding(
-    "anzaku-matched-gap-narrower",
+    "matched-gap-consistently-narrower",
     paper="anzaku2022principled",
     where="§4.2",
     statement="the matched accuracy gap is consistently narrower",
@@ -396,7 +396,7 @@ else:
 # Engstrom et al.: the naive estimator (§5.1) corrects less than the bias-corrected ones (on ImageNet-v2 it
 # leaves 5.7 points, the jackknife 4.6 (§5.2), the parametric model 3.6 of 11.7 (§5.3))
 f_naive = R.finding(
-    "engstrom-naive-corrects-too-little",
+    "s51-naive-underestimates",
     paper="engstrom2020bias",
     where="§5.1, §5.2, §5.3",
     statement="the selection-adjusted v2 accuracy computed by the naïve estimator is likely to still "
@@ -414,7 +414,7 @@ f_naive = R.finding(
 # Engstrom et al. (Figure 6): the adjusted gap is much smaller than the one observed (3.6 of 11.7 points, §5.3);
 # "much" as the book's margin: less than half of it is left
 f_much = R.finding(
-    "engstrom-adjusted-gap-much-smaller",
+    "headline-bias-explains-most-of-gap",
     paper="engstrom2020bias",
     where="Figure 6, §5.3",
     statement="The graphs confirm that the “true” gap in accuracy between v1 and v2 is indeed much smaller than "

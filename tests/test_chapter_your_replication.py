@@ -262,4 +262,4 @@ def test_predictions_of_timm_models_reach_the_page_in_one_command(project, tmp_p
     assert all(isinstance(c["holds"], bool) for c in res["claims"])
     _marked_where_false(project, res)
     verdicts = {f["id"]: f["verdict"] for f in res["findings"]}
-    assert verdicts["recht-slope-above-one"] == "not testable" and len(verdicts) >= 4
+    assert verdicts["fig1-slope-above-one"] == "not testable" and len(verdicts) >= 4

@@ -107,9 +107,9 @@ def test_every_model_identical_and_no_gap(tmp_path, monkeypatch):
     assert ns["R"].spans["algorithm-2-fewer-unmatched"] == "" and claims["none-unmatched"].holds
     assert ns["R"].spans["matching-narrows-the-gap"] == "" and claims["no-gap-to-narrow"].holds
     assert claims["verdict-drop"].holds and "does not change" in claims["verdict-drop"].text
-    assert findings["anzaku-matched-gap-narrower"].verdict == "not testable"
-    assert findings["recht-slope-above-one"].verdict == "not testable"  # one original accuracy: no slope
-    assert findings["engstrom-adjusted-gap-much-smaller"].verdict == "not testable"  # no drop to explain
+    assert findings["matched-gap-consistently-narrower"].verdict == "not testable"
+    assert findings["fig1-slope-above-one"].verdict == "not testable"  # one original accuracy: no slope
+    assert findings["headline-bias-explains-most-of-gap"].verdict == "not testable"  # no drop to explain
     assert findings["s3.3-every-model-drops"].verdict == "not reproduced"
     assert all(c.holds for c in claims.values()), [c.id for c in claims.values() if not c.holds]
 
@@ -120,7 +120,7 @@ def test_algorithm_1_leaves_nothing_unmatched(tmp_path, monkeypatch):
     claims, findings = _sentences(ns)
     assert ns["M"]["fu1"] == 0 == ns["M"]["fu2"] and ns["M"]["n_gap"] == 4
     assert claims["none-unmatched"].holds and ns["R"].spans["algorithm-2-fewer-unmatched"] == ""
-    assert "matching-narrows-the-gap" in claims and "recht-slope-above-one" in findings
+    assert "matching-narrows-the-gap" in claims and "fig1-slope-above-one" in findings
     assert findings["s3.3-every-model-drops"].verdict == "reproduced"
 
 
@@ -131,8 +131,8 @@ def test_two_models_only(tmp_path, monkeypatch):
     claims, findings = _sentences(ns)
     assert ns["ok"]["linear_fits"] == "a fit needs at least 3 models; the folder has 2"
     assert ns["R"].spans["slope-vs-paper"] == "" and ns["R"].spans["images-widen-the-interval"] == ""
-    assert findings["recht-slope-above-one"].verdict == "not testable"
-    assert "a fit needs at least 3 models" in findings["recht-slope-above-one"].criterion.rule
+    assert findings["fig1-slope-above-one"].verdict == "not testable"
+    assert "a fit needs at least 3 models" in findings["fig1-slope-above-one"].criterion.rule
     assert claims["verdict-drop"].holds
 
 
@@ -147,10 +147,10 @@ def test_the_worked_examples_tiny_folder_states_every_comparison(tmp_path, monke
     assert ns["R"].spans["none-unmatched"] == "" and ns["R"].spans["no-gap-to-narrow"] == ""
     assert {f.id for f in ns["R"].findings} == {
         "s3.3-every-model-drops",
-        "recht-slope-above-one",
-        "anzaku-matched-gap-narrower",
-        "engstrom-naive-corrects-too-little",
-        "engstrom-adjusted-gap-much-smaller",
+        "fig1-slope-above-one",
+        "matched-gap-consistently-narrower",
+        "s51-naive-underestimates",
+        "headline-bias-explains-most-of-gap",
         "softmax-0.9-errs-less-than-0.8",
     }
 

@@ -216,36 +216,40 @@ def findings_by_edition(root: Path, chapter_names: list[str]) -> tuple[list, dic
     """Every paper chapter's findings, and their verdicts in each edition built.
 
     Returns ``(rows, editions)``: ``rows`` are ``(chapter, finding record)`` in chapter order (the embedded
-    world's, else the real edition's), ``editions`` maps an edition's name to ``{finding id: (chapter,
-    record)}`` for the editions whose results exist. your-replication's findings fill their own column, under
-    the paper chapter's finding of the same id.
+    world's, else the real edition's), one per finding of each chapter; ``editions`` maps an edition's name
+    to a function ``(chapter, id) -> record or None`` for the editions whose results exist. your-replication's
+    findings fill their own column, beside every paper chapter's finding of the same id.
     """
     import json
 
-    editions: dict[str, dict] = {}
-    rows: dict[str, tuple[str, dict]] = {}
+    editions: dict = {}
+    rows: dict[tuple[str, str], dict] = {}
     for edition, folder, kind in FINDINGS_EDITIONS:
-        found: dict[str, tuple[str, dict]] = {}
+        found: dict[tuple[str, str], dict] = {}
         for name in chapter_names:
             if (name == "your-replication") != (kind == "your-replication"):
                 continue
             path = root / folder / f"{name}.results.json"
             if path.is_file():
                 for record in json.loads(path.read_text(encoding="utf-8")).get("findings", []):
-                    found[record["id"]] = (name, record)
-        if found:
-            editions[edition] = found
-            if kind == "paper":
-                for fid, entry in found.items():
-                    rows.setdefault(fid, entry)
+                    found[(name, record["id"])] = record
+        if not found:
+            continue
+        if kind == "paper":
+            editions[edition] = lambda chapter, fid, found=found: found.get((chapter, fid))
+            for key, record in found.items():
+                rows.setdefault(key, record)
+        else:  # the same finding tested on the user's sets: matched by its id
+            by_id = {fid: record for (_, fid), record in found.items()}
+            editions[edition] = lambda chapter, fid, by_id=by_id: by_id.get(fid)
     order = {name: i for i, name in enumerate(chapter_names)}
-    return sorted(rows.values(), key=lambda e: order.get(e[0], 0)), editions
+    return [(c, r) for (c, _), r in sorted(rows.items(), key=lambda kv: order.get(kv[0][0], 0))], editions
 
 
 class FindingsOverview(SphinxDirective):
-    """``{findings-overview}``: a table of every paper chapter's findings and their verdict in each edition.
+    """``{findings-overview}``: per paper, a table of the chapters' findings and their verdict in each edition.
 
-    One row per finding (the paper, the place, the statement), one column per edition whose results exist
+    One row per finding (the chapter, the place, the statement), one column per edition whose results exist
     (the embedded world; the real-data edition once ``make book PARAMS=real`` has built it; your-replication's
     run where it tests the same finding), each verdict linked to the chapter section that shows it.
     """
@@ -265,27 +269,45 @@ class FindingsOverview(SphinxDirective):
                     self.env.note_dependency(str(root / folder / f"{name}.results.json"))
         if not rows:
             return [nodes.paragraph(text="No chapter has recorded findings yet: build the book first.")]
-        columns = ["paper", "finding", *editions]
+        from .reader import citation_formatter
+
+        cite = citation_formatter(root / "book" / "references.bib")
+        papers = list(dict.fromkeys(record["paper"] for _, record in rows))  # in the book's order
+        out = []
+        for paper in papers:
+            mine = [(c, r) for c, r in rows if r["paper"] == paper]
+            counts = {}
+            for _, r in mine:
+                counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+            summary = ", ".join(f"{n} {v}" for v, n in counts.items())
+            out.append(nodes.rubric(text=f"{cite('cite:t', paper)}: {len(mine)} findings ({summary})"))
+            out.append(self._table(mine, editions))
+        return out
+
+    def _table(self, rows, editions):
+        columns = ["chapter", "where", "finding", *editions]
         table = nodes.table(classes=["findings-overview"])
         group = nodes.tgroup(cols=len(columns))
         table += group
-        for width in (12, 48, *([14] * len(editions))):
+        for width in (12, 10, 44, *([12] * len(editions))):
             group += nodes.colspec(colwidth=width)
         head = nodes.thead()
         group += head
         head += self._row([nodes.Text(c) for c in columns])
         body = nodes.tbody()
         group += body
-        for _chapter, record in rows:
+        for chapter, record in rows:
             cells = [
-                nodes.Text(f"{record['paper']}, {record['where']}"),
+                nodes.Text(chapter),
+                nodes.Text(record["where"]),
                 nodes.Text(f"{record['id']}: “{record['statement']}”"),
             ]
-            for found in editions.values():
-                entry = found.get(record["id"])
-                cells.append(self._verdict(*entry) if entry else nodes.Text("—"))
+            for edition, lookup in editions.items():
+                entry = lookup(chapter, record["id"])
+                where = "your-replication" if edition == "your replication" else chapter
+                cells.append(self._verdict(where, entry) if entry else nodes.Text("—"))
             body += self._row(cells)
-        return [table]
+        return table
 
     @staticmethod
     def _row(cells):
