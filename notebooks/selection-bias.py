@@ -241,6 +241,8 @@ R.figure(
     "selection-bias-paper-fig5",
     viz.selection_bias.fig5_naive(full2, s2, correct_v2[best], models[best], curve),
 )
+
+# %%
 e = curve["error_points"]  # the naive estimator's error at each m, points (mean over models)
 line = np.polyval(curve["line_in_1_over_m"], 1 / np.array(annotator_counts))  # the least-squares line in 1/m
 worst_m = annotator_counts[int(np.argmax(np.abs(np.array(e) - line)))]  # where the line misses most
@@ -579,12 +581,17 @@ f_naive = R.finding(
 )
 
 # %%
+f1_quote = (
+    "To construct 95% confidence intervals we perform 450 bootstrapped estimates (over the included "
+    "images) of adjusted accuracy for each classifier"
+)
+
+# %%
 f_f1 = R.finding(
     "f1-percentile-intervals-cover",
     paper="engstrom2020bias",
     where="App. F.1",
-    statement="To construct 95% confidence intervals we perform 450 bootstrapped estimates (over the included "
-    "images) of adjusted accuracy for each classifier",
+    statement=f1_quote,
     quantity="share of (redraw, model) pairs whose percentile interval contains the truth; approximate: "
     f"centred by {pct['n_boot']} samples on each of {pct['redraws']} redraws, ends from the build's {n_boot}",
     paper_value=0.95,
@@ -608,6 +615,8 @@ R.check("observed-below-truth", below(b["observed"], 0), o=-b["observed"])
 R.check("naive-below-truth", above(b["naive"], b["observed"]) & below(b["naive"], 0))
 R.check("jackknife-error-is-variance", below(abs(mje), sdj, by="much"), r=redraws, m=mje)
 R.check("jackknife-se-understates", below(100 * np.mean(jack.std_error), sdj, by="clearly"))
+
+# %% tags=["remove-cell"]
 how = (
     "lies below zero: on average the jackknife corrects too little"
     if hi_j < 0
@@ -740,6 +749,8 @@ b1 = R.cite("engstrom2020bias", "App. B.1", quote="10 ImageNet v1 validation set
 thirty = R.cite("engstrom2020bias", "§5.3", quote="around 30% of the original")
 for key, text in {"s53-cite": s53, "s5-cite": s5, "b1-cite": b1, "thirty-cite": thirty}.items():
     R.number(f"selection-bias-{key}", text, "{}")
+
+# %% tags=["remove-cell"]
 R.check("headline-table2-gap", within(mean_gap, 10.7, 12.7), n=len(t2_gap), sd=sd_gap, d=mean_gap - 11.7)
 kw = {"all": mean_gap, "n": len(t2_gap), "a20": strongest[20], "a10": strongest[10], "q": all_models}
 R.check(
@@ -1150,6 +1161,8 @@ inv_n = 1 / np.array(jackknife_annotator_counts)
 jack_off = np.abs(jack_mean - np.polyval(np.polyfit(inv_n, jack_mean, 1), inv_n))  # distance from the line
 jack_miss, jack_worst = jack_off.max(), jackknife_annotator_counts[int(np.argmax(jack_off))]
 jack_lin = jack_miss / np.ptp(jack_mean)  # the line's largest miss, as a share of the curve's range
+
+# %%
 f_lin = R.finding(
     "fig12-jackknife-near-linear",
     paper="engstrom2020bias",

@@ -446,7 +446,7 @@ def rmse_difference(
         )
     if n_boot < 100 or not 0 < level < 1:
         raise ValueError(f"need n_boot >= 100 and level in (0, 1), got {n_boot} and {level}")
-    rng = np.random.default_rng() if rng is None else rng
+    rng = np.random.default_rng(0) if rng is None else rng  # a fixed stream unless the caller gives one
     idx = rng.integers(0, len(y), (n_boot, len(y)))
     sq_a, sq_b = (a - y) ** 2, (b - y) ** 2
     boot = 100 * (np.sqrt(sq_a[idx].mean(axis=1)) - np.sqrt(sq_b[idx].mean(axis=1)))
@@ -581,6 +581,16 @@ def meta_validation(est: AutoEval, backbone: Any) -> tuple[dict, dict]:
     return summary, regression
 
 
+def _check_counts(counts: Sequence[int], have: int) -> None:
+    """Refuse a count of meta-sets :func:`meta_set_sweep` cannot fit on (it needs 2..``have``)."""
+    bad = [n for n in counts if not isinstance(n, (int, np.integer)) or not 2 <= n <= have]
+    if bad or not len(counts):
+        raise ValueError(
+            f"counts must be integers in 2..{have} (the backbone's training meta-sets; extend_meta_sets draws "
+            f"more), got {list(bad) or list(counts)}"
+        )
+
+
 def meta_set_sweep(
     backbone: Any,
     val_labels: ArrayLike,
@@ -615,7 +625,7 @@ def meta_set_sweep(
         One of ``counts``: each count's MLP is then also compared with this count's on the same validation
         meta-sets (:func:`rmse_difference`, drawing from ``rng``).
     rng : numpy.random.Generator, optional
-        The bootstrap's stream, with ``reference``.
+        The bootstrap's stream, with ``reference`` (by default a stream of ``seed``: ``regressor``, ``meta-set-sweep``).
     **fit_options
         ``hidden`` and ``alphas`` of :func:`fit` (its defaults otherwise).
 
@@ -655,17 +665,13 @@ def meta_set_sweep(
     ...
     ValueError: counts must be integers in 2..4 (the backbone's training meta-sets; extend_meta_sets draws more), got [0, 8]
     """
-    have = len(backbone.meta_train)
-    bad = [n for n in counts if not isinstance(n, (int, np.integer)) or not 2 <= n <= have]
-    if bad or not len(counts):
-        raise ValueError(
-            f"counts must be integers in 2..{have} (the backbone's training meta-sets; extend_meta_sets draws "
-            f"more), got {list(bad) or list(counts)}"
-        )
+    _check_counts(counts, len(backbone.meta_train))
     if getattr(backbone, "val_pool", None) is None:
         raise ValueError("the backbone has no val_pool (its outputs on the validation pool): prepare sets it")
     if reference is not None and reference not in counts:
         raise ValueError(f"the reference count {reference} is not one of the counts {list(counts)}")
+    if rng is None:  # the paired bootstrap's draws: a stream of the chapter's seed
+        rng = np.random.default_rng(stream_seed(seed, "regressor", "meta-set-sweep"))
     rows, predictions = {}, {}
     for n in sorted({int(n) for n in counts}):
         est = fit(backbone.meta_train[:n], backbone.meta_train_labels[:n], backbone.train, backbone.val_pool,
@@ -675,7 +681,6 @@ def meta_set_sweep(
         rows[n] = {k: summary[k] for k in ("mlp", "linear_fd", "mlp_alpha")}
         predictions[n], truth = regression["pred_mlp"], regression["acc_val"]
     if reference is not None:
-        rng = np.random.default_rng() if rng is None else rng
         for n, row in rows.items():
             diff = rmse_difference(predictions[n], predictions[reference], truth, rng=rng)
             row |= dict(zip(("mlp_gap", "mlp_gap_lo", "mlp_gap_hi"), diff, strict=True))

@@ -276,7 +276,7 @@ class FindingsOverview(SphinxDirective):
         out = []
         for paper in papers:
             mine = [(c, r) for c, r in rows if r["paper"] == paper]
-            counts = {}
+            counts: dict[str, int] = {}
             for _, r in mine:
                 counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
             summary = ", ".join(f"{n} {v}" for v, n in counts.items())
