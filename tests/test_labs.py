@@ -31,11 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: One plausible wrong answer per lab: (question, text in the solution, its replacement).
 WRONG = {
-    "replication-world": (
-        "q3",
+    "replication-world": (  # TopImages takes the least selected candidates of each class
+        "q5",
         "np.argsort(-freq[members]",
         "np.argsort(freq[members]",
-    ),  # the least selected
+    ),
     "linear-fits": ("q1", "stats.beta.ppf(alpha / 2,", "stats.beta.ppf(alpha,"),  # alpha not halved
     "selection-bias": (  # Eq. 4's weights not renormalised over the levels v2 takes
         "q5",

@@ -214,26 +214,34 @@ def _world_and_zoo(p: dict):
 def _replication_world(root: Path) -> dict:
     from shifteval.datasets import world_sampling
 
-    w, _ = _world_and_zoo(chapter_parameters(root, "replication-world"))
-    pool = w.split_index("pool")
-    ex = w.examples
+    w, zoo = _world_and_zoo(chapter_parameters(root, "replication-world"))
+    v1, pool = w.split_index("v1"), w.split_index("pool")
+    labels, s = w.examples.label.to_numpy(), w.examples.s.to_numpy()
+    votes = w.votes_replication.astype(bool)  # the replication round: v1 and the pool annotated together
     return {
-        "pool_freq": ex.s_hat.to_numpy()[pool],
-        "pool_labels": ex.label.to_numpy()[pool],
-        "per_class": np.array(len(w.split_index("topimages")) // 10),
+        "v1_votes": votes[v1],
+        "pool_votes": votes[pool],
+        "v1_labels": labels[v1].astype(np.int8),
+        "pool_labels": labels[pool].astype(np.int8),
+        "v1_s": s[v1],  # true selection frequencies: only the world knows them
+        "pool_s": s[pool],
+        "v1_correct": zoo.correct("v1"),
+        "pool_correct": zoo.correct("pool"),
+        "models": np.array(zoo.names),
+        "per_class": np.array(len(w.split_index("topimages")) // world_sampling.N_CLASSES),
         "bin_edges": np.asarray(world_sampling.FREQUENCY_BINS, dtype=float),
+        "threshold": np.array(w.config.threshold),
     }
 
 
 def _linear_fits(root: Path) -> dict:
     from shifteval.datasets import published
 
-    t = published.load_table("recht2019_cifar10")
+    t = published.load_table("recht2019_cifar10")  # Table 11, as printed (percent)
     return {
         "models": np.array(t.model.tolist()),
-        "orig_acc": t.orig_acc.to_numpy(float),
-        "new_acc": t.new_acc.to_numpy(float),
-        "n_orig": np.array(10_000),
+        **{c: t[c].to_numpy(float) for c in ("orig_acc", "new_acc", "new_ci_low", "new_ci_high")},
+        "n_orig": np.array(10_000),  # the sizes of §3 and App. B.1 (Table 11's new set, v4, has 2,021)
         "n_new": np.array(2_000),
     }
 
