@@ -1039,7 +1039,7 @@ f_gauss = R.finding(
 
 # %% tags=["remove-cell"]
 c_shift = R.check("gaussian-shift-slope-one", about(shift.slope, 1, tol=0.02), d=abs(shift.slope - 1))
-R.number("linear-fits-gauss-shift-slope", c_shift.inline(), "{}")  # quoted again in an exercise's solution
+R.number("linear-fits-gauss-shift-slope", shift.slope, "{:.3f}")  # quoted in an exercise's solution
 R.check(
     "gaussian-fit-matches-analytic",
     every(at_most(d, 2 * sd) for d, sd in devs),
@@ -1359,7 +1359,9 @@ R.check("ex-zoo-few-models", above(width_ratio, 1.5), w=few_width, n=len(zoo_acc
 # :class: dropdown
 # By §5.3 a model of skill s has accuracy Φ((s − μ)/√(σ² + 1)). If the new set shifts the mean difficulty
 # by δ and keeps the spread σ, then Φ⁻¹(new) = Φ⁻¹(old) − δ/√(σ² + 1): the probit line has slope 1 and offset
-# −δ/√(σ² + 1). {glue:md}`linear-fits-gauss-shift-slope` If the new set's spread is σ′ > σ, then
+# −δ/√(σ² + 1), as the chapter's simulated pure shift shows (its fitted probit slope,
+# {glue:md}`linear-fits-gauss-shift-slope`, is checked above to lie within 0.02 of 1). If the new set's
+# spread is σ′ > σ, then
 # Φ⁻¹(new) = u·Φ⁻¹(old) + v with u = √(σ² + 1)/√(σ′² + 1) < 1 and v = −δ/√(σ′² + 1): a slope below 1.
 # Slopes above 1 on the probit scale therefore mean the new set's difficulties are *more concentrated*, not
 # that better models are more robust.

@@ -5,6 +5,7 @@ The steps :func:`shifteval.book.pipeline.build` takes after (or before) executin
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -117,7 +118,7 @@ def fetch_data(names: Sequence[str], data_root: Path) -> None:
         )
 
 
-#: The file in a built HTML folder that holds :func:`book_inputs_digest` of the build that wrote it.
+#: The file in a built HTML folder that holds :func:`book_inputs` of the build that wrote it (JSON).
 BUILD_STAMP = ".shifteval-inputs"
 
 #: Packages whose versions change the HTML (the book's builder and its extensions).
@@ -167,25 +168,58 @@ def book_inputs_digest(source: Path, arguments: Sequence[str], config: Path | No
     import hashlib
     import json
 
+    return hashlib.sha256(
+        json.dumps(book_inputs(source, arguments, config), sort_keys=True).encode()
+    ).hexdigest()
+
+
+def book_inputs(source: Path, arguments: Sequence[str], config: Path | None = None) -> dict[str, str]:
+    """What :func:`book_inputs_digest` digests: each input file's SHA-256 by its name, and the build's settings.
+
+    Parameters
+    ----------
+    source, arguments, config
+        As for :func:`book_inputs_digest`.
+
+    Returns
+    -------
+    dict of str to str
+        File names (relative to ``source``) to their contents' SHA-256, and ``"(settings)"`` to the
+        arguments, the library's digest and the packages' versions.
+    """
+    import hashlib
+    import json
+
     from ..utils import cache
 
-    digest = hashlib.sha256()
     files = [source / "_config.yml", source / "_toc.yml", *([config] if config is not None else [])]
     for folder in ("book", "notebooks"):
         files += sorted(p for p in (source / folder).rglob("*") if not p.name.endswith(".lock"))
     # the overview of findings reads the real-data edition's results too (sphinxext.FindingsOverview)
     real = source / "_build" / "real" / "src" / "book" / "chapters"
     files += sorted(real.glob("*.results.json")) if real.is_dir() else []
-    for path in files:
-        if path.is_file():
-            digest.update(
-                f"{path.relative_to(source) if path.is_relative_to(source) else path.name}\0".encode()
-            )
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    inputs = {
+        str(path.relative_to(source) if path.is_relative_to(source) else path.name): hashlib.sha256(
+            path.read_bytes()
+        ).hexdigest()
+        for path in files
+        if path.is_file()
+    }
     extra = {"arguments": list(arguments), "library": cache.source_digest(["shifteval"]),
              "packages": cache.package_versions(BOOK_PACKAGES)}  # fmt: skip
-    digest.update(json.dumps(extra, sort_keys=True).encode())
-    return digest.hexdigest()
+    inputs["(settings)"] = json.dumps(extra, sort_keys=True)
+    return inputs
+
+
+def _changed_inputs(stamp: Path, inputs: dict[str, str]) -> list[str]:
+    """The inputs that differ from those a stamp recorded (all of them when it recorded none)."""
+    import json
+
+    try:
+        before = json.loads(stamp.read_text(encoding="utf-8"))["inputs"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return sorted(inputs)
+    return sorted(k for k in inputs.keys() | before.keys() if inputs.get(k) != before.get(k))
 
 
 def build_html(source: Path, out: Path | None, title_suffix: str = "", hide_solutions: bool = False) -> Path:
@@ -228,10 +262,16 @@ def build_html(source: Path, out: Path | None, title_suffix: str = "", hide_solu
     built = (work if work is not None else source) / "_build"
     final = out / "html" if out is not None else built / "html"
     stamp = final / BUILD_STAMP
-    inputs = book_inputs_digest(source, cmd[1:], work / "_config.json" if work is not None else None)
-    if (final / "index.html").is_file() and stamp.is_file() and stamp.read_text(encoding="utf-8") == inputs:
+    inputs = book_inputs(source, cmd[1:], work / "_config.json" if work is not None else None)
+    changed = _changed_inputs(stamp, inputs) if stamp.is_file() else []
+    if (final / "index.html").is_file() and stamp.is_file() and not changed:
         log(f"[book] up to date (nothing the HTML is built from changed); skipped: {final / 'index.html'}")
         return final / "index.html"
+    if changed:
+        log(
+            f"[book] changed since the last build: {', '.join(changed[:8])}"
+            + (" ..." if len(changed) > 8 else "")
+        )
     stamp.unlink(missing_ok=True)  # a build stopped halfway must not leave a matching stamp behind
     log("[book] " + " ".join(cmd[1:]))
     proc = subprocess.run(cmd, cwd=source)
@@ -244,7 +284,7 @@ def build_html(source: Path, out: Path | None, title_suffix: str = "", hide_solu
     if out is not None:  # and work is out / "work"
         shutil.rmtree(final, ignore_errors=True)
         os.replace(built / "html", final)
-    atomic_write_bytes(stamp, inputs.encode("utf-8"))
+    atomic_write_bytes(stamp, json.dumps({"inputs": inputs}, sort_keys=True).encode("utf-8"))
     index = final / "index.html"
     log(f"[book] ready: {index}")
     return index

@@ -170,12 +170,22 @@ def display_name(label: Any) -> Any:
     return label
 
 
+#: An interval ``[lo, hi]`` in a text cell, with the estimate before it when there is one.
+_INTERVAL = re.compile(r"(?:[^\s\[\],;]+ )?\[[^\s\[\],;]+, [^\s\[\],;]+\]")
+
+
 def _cell(value: Any) -> Any:
-    """A cell as shown: identifiers named (exact names and models only), intervals kept on one line."""
+    """A cell as shown: identifiers named (exact names and models only), intervals kept on one line.
+
+    Examples
+    --------
+    >>> _cell("[1.63, 1.76], [-78.6, -67.5]; 9.1 [8.0, 10.2]").split(" ")
+    ['[1.63,\xa01.76],', '[-78.6,\xa0-67.5];', '9.1\xa0[8.0,\xa010.2]']
+    """
     if not isinstance(value, str):
         return value
-    if re.fullmatch(r"\S+ \[\S+, \S+\]", value):  # "estimate [lo, hi]" never breaks over lines
-        return value.replace(" ", NBSP)
+    if _INTERVAL.search(value):  # "estimate [lo, hi]" never breaks over lines, wherever it sits in a cell
+        return _INTERVAL.sub(lambda m: m[0].replace(" ", NBSP), value)
     return NAMES.get(value) or _model(value) or _source(value) or value
 
 
