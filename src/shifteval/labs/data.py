@@ -268,19 +268,32 @@ def _selection_bias(root: Path) -> dict:
 
 
 def _matched_evaluation(root: Path) -> dict:
+    """The matched-evaluation lab's arrays: what Algorithms 1 and 2 read of every model's predictions.
+
+    Anzaku et al.'s tuples (y, ŷ, p̂) (§2, Algorithm 1) for each of the zoo's models on the chapter's source
+    set (v1) and its first target set (MatchedFrequency): the true labels once per set, the predicted labels
+    and the predicted probabilities (the largest softmax output, float32 as the zoo stores it) one row per
+    model, and the chapter's ε (§4.1: 0.005).
+    """
     p = chapter_parameters(root, "matched-evaluation")
     w, zoo = _world_and_zoo(p)
     target = p["targets"][0]
-    best = str(zoo.accuracy_table()["v1"].idxmax())
-    src, tgt = zoo.predictions(best, p["source"]), zoo.predictions(best, target)
+    src = [zoo.predictions(m, p["source"]) for m in zoo.names]
+    tgt = [zoo.predictions(m, target) for m in zoo.names]
+    if not all(np.array_equal(a.labels, src[0].labels) for a in src) or not all(
+        np.array_equal(a.labels, tgt[0].labels) for a in tgt
+    ):
+        raise ValueError("the zoo's models disagree on the true labels of a set")
     return {
-        "model": np.array(best),
+        "models": np.array(zoo.names),
         "source": np.array(p["source"]),
         "target": np.array(target),
-        "src_probs": src.probs,
-        "src_labels": src.labels,
-        "tgt_probs": tgt.probs,
-        "tgt_labels": tgt.labels,
+        "src_labels": src[0].labels.astype(np.int8),
+        "tgt_labels": tgt[0].labels.astype(np.int8),
+        "src_pred": np.stack([s.probs.argmax(1) for s in src]).astype(np.int8),
+        "src_conf": np.stack([s.probs.max(1) for s in src]).astype(np.float32),
+        "tgt_pred": np.stack([t.probs.argmax(1) for t in tgt]).astype(np.int8),
+        "tgt_conf": np.stack([t.probs.max(1) for t in tgt]).astype(np.float32),
         "eps": np.array(p["eps"]),
     }
 
