@@ -43,7 +43,11 @@ WRONG = {
         "np.sum(acc[keep] * p1[keep])",
     ),
     "matched-evaluation": ("q3", "unused[s] = False", "pass"),  # a source image matched more than once
-    "ood-autoeval": ("q1", "return -T * logsumexp", "return T * logsumexp"),  # wrong sign
+    "ood-autoeval": (  # the ID share left out: the foreign images removed are not counted as errors
+        "q9",
+        "return float(keep.mean() * g(representation(",
+        "return float(g(representation(",
+    ),
     "mlm": ("q2", "probs[right & (labels == k)]", "probs[labels == k]"),  # every example, not the correct
     "your-replication": (
         "q2",

@@ -313,7 +313,20 @@ def _mlm(root: Path) -> dict:
     }
 
 
+#: The ID source of the ood-autoeval lab: the world's replicated set of 2,000 images, as Zhu et al.'s ID data
+#: is CIFAR-10.1, the 2,000-image replication of CIFAR-10 (§4.1).
+OOD_LAB_ID_SOURCE = "matchedfrequency"
+
+
 def _ood_autoeval(root: Path) -> dict:
+    """The ood-autoeval lab's arrays: what AutoEval with energy OOD detection (Zhu et al. 2023) reads.
+
+    The detector's logits (energies, §3.4-3.5) and the classifier's penultimate features (representations,
+    §3.2) on the training images, the ID source :data:`OOD_LAB_ID_SOURCE` and the foreign images of the
+    chapter's test sets; the representations and accuracies of the chapter's training and validation
+    meta-sets (§3.3); the chapter's 9 test sets of that ID source (900 ID + 100 OOD images each, as row
+    indices) with the chapter's MLP estimates on them; the threshold's percentile and the sweep's grid.
+    """
     p = chapter_parameters(root, "ood-autoeval")
     with chapter_threads(root, "ood-autoeval"):  # the backbone's cache key holds the thread count
         return _ood_autoeval_arrays(p)
@@ -324,6 +337,9 @@ def _ood_autoeval_arrays(p: dict) -> dict:
     from shifteval.datasets import ood, splits
     from shifteval.utils.cache import cache_dir
 
+    id_src = OOD_LAB_ID_SOURCE
+    if id_src not in p["id_sources"]:
+        raise ValueError(f"the ood-autoeval lab needs {id_src!r} among the chapter's id_sources")
     data = splits.load_data(p["world"], p["dataset"], p["data_dir"])
     pools = ae.training_pools(data, p["holdout_fraction"], p["seed"])
     side = pools.fit[0].shape[1]
@@ -333,18 +349,76 @@ def _ood_autoeval_arrays(p: dict) -> dict:
                                               p["seed"], p["ood_dirs"], severity, data.dataset)  # fmt: skip
     outliers = ood.auxiliary_outliers(p["outlier_exposure"], side, ae.stream(p["seed"], "auxiliary"))
     images = {**{s: x for s, (x, _) in id_data.items()}, **ood_data}
-    bb, _, outs = ae.prepare(p["arch"], p["epochs"], pools, images, outliers=outliers, n_sets=p["meta_sets"],
-                             n_val_sets=p["meta_val_sets"], set_size=p["meta_set_size"], seed=p["seed"],
-                             detector_epochs=p["detector_epochs"], detector_lr=p["detector_lr"],
-                             cache=cache_dir() / "autoeval")  # fmt: skip
-    ref = p["id_sources"][0]
+    bb, est, outs = ae.prepare(p["arch"], p["epochs"], pools, images, outliers=outliers, n_sets=p["meta_sets"],
+                               n_val_sets=p["meta_val_sets"], set_size=p["meta_set_size"], seed=p["seed"],
+                               detector_epochs=p["detector_epochs"], detector_lr=p["detector_lr"],
+                               cache=cache_dir() / "autoeval")  # fmt: skip
+    if bb.detector is None:
+        raise ValueError("the ood-autoeval lab needs the chapter's detector (outlier_exposure > 0)")
+    oods = list(ood_data)
+    # the chapter's test sets of this ID source (ae.evaluate's streams and draws): 900 ID + 100 OOD images each
+    n_ood = int(round(p["set_size"] * p["ood_share"]))
+    draws = []
+    for o in oods:
+        for r in range(p["repeats"]):
+            g = ae.stream(p["seed"], "test_mix", id_src, o, r, int(round(1000 * p["ood_share"])))
+            draws.append((o, g.choice(len(outs[id_src]), p["set_size"] - n_ood, replace=False),
+                          g.choice(len(outs[o]), n_ood, replace=False)))  # fmt: skip
+    # only the OOD images some test set holds travel, one row each
+    used = {o: np.unique(np.concatenate([j for s, _, j in draws if s == o])) for o in oods}
+    offset = np.cumsum([0] + [len(used[o]) for o in oods])
+    row = {
+        o: dict(zip(used[o].tolist(), range(offset[k], offset[k + 1]), strict=True))
+        for k, o in enumerate(oods)
+    }
+
+    def detector_logits(x):  # energies come from the detector's logits, the chapter's (Liu et al.'s) detector
+        return ae.compute_outputs(bb.detector, x).logits
+
+    train_logits = detector_logits(pools.fit[0])
+    id_logits = detector_logits(images[id_src])
+    ood_logits = np.concatenate([detector_logits(images[o][used[o]]) for o in oods])
+    stored = np.concatenate([bb.train.energy, outs[id_src].energy, *(outs[o].energy[used[o]] for o in oods)])
+    if not np.allclose(ae.energy(np.concatenate([train_logits, id_logits, ood_logits])), stored, atol=1e-4):
+        raise ValueError("the detector's logits do not give the chapter's energies")
+    labels = id_data[id_src][1]
+    reps, acc = ae.meta_targets(bb.meta_train, bb.meta_train_labels, est.ref)
+    val_reps, val_acc = ae.meta_targets(bb.meta_val, bb.meta_val_labels, est.ref)
+    chapter = ae.evaluate(est, outs, {id_src: labels}, outs, set_size=p["set_size"], ood_share=p["ood_share"],
+                          percentile=p["threshold_percentile"], repeats=p["repeats"], seed=p["seed"], ids=[id_src],
+                          oods=oods)  # fmt: skip
+    correct = outs[id_src].logits.argmax(1) == labels
+    if not np.allclose(chapter["truth"], [correct[i].sum() / p["set_size"] for _, i, _ in draws]):
+        raise ValueError("the lab's test sets are not the chapter's")
+    f32 = np.float32  # the lab recomputes every energy and representation from these, so float32 suffices
+    # the lab's arrays: the detector's logits (energies, §3.4-3.5) and the classifier's penultimate features
+    # (representations, §3.2) of the training images, the ID source and the OOD images the test sets hold;
+    # the training meta-sets' and validation meta-sets' representations and accuracies (§3.3, the chapter's
+    # own); the chapter's 9 test sets of this ID source (900 ID + 100 OOD images each, as rows of the arrays
+    # above) and the chapter's MLP estimates on them, without and with OOD detection (Table 1's columns)
     return {
-        "train_logits": bb.train.logits,
-        "id_logits": outs[ref].logits,
-        "id_source": np.array(ref),
-        "ood_sources": np.array(list(ood_data)),
-        **{f"ood_logits_{s}": outs[s].logits for s in ood_data},
+        "train_logits": train_logits.astype(f32),
+        "train_mean": est.ref.mean,
+        "train_cov": est.ref.cov,
+        "meta_reps": reps.astype(f32),
+        "meta_acc": acc,
+        "val_reps": val_reps.astype(f32),
+        "val_acc": val_acc,
+        "id_source": np.array(id_src),
+        "id_logits": id_logits.astype(f32),
+        "id_features": outs[id_src].features.astype(f32),
+        "id_correct": correct,
+        "ood_sources": np.array(oods),
+        "ood_logits": ood_logits.astype(f32),
+        "ood_features": np.concatenate([outs[o].features[used[o]] for o in oods]).astype(f32),
+        "ood_source": np.concatenate([np.full(len(used[o]), k) for k, o in enumerate(oods)]).astype(np.int8),
+        "set_ood": np.array([oods.index(o) for o, _, _ in draws], dtype=np.int8),
+        "set_id_index": np.stack([i for _, i, _ in draws]).astype(np.int16),
+        "set_ood_index": np.stack([[row[o][v] for v in j.tolist()] for o, _, j in draws]).astype(np.int16),
+        "chapter_plain": chapter["autoeval"].to_numpy(float),
+        "chapter_ood": chapter["autoeval_energy_ood"].to_numpy(float),
         "percentile": np.array(p["threshold_percentile"]),
+        "percentile_grid": np.asarray(p["percentile_grid"], dtype=float),
     }
 
 
