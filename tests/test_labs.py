@@ -49,11 +49,7 @@ WRONG = {
         "return float(g(representation(",
     ),
     "mlm": ("q2", "probs[right & (labels == k)]", "probs[labels == k]"),  # every example, not the correct
-    "your-replication": (
-        "q2",
-        '"original") - accuracy(folder, m, "new")',
-        '"new") - accuracy(folder, m, "original")',
-    ),
+    "your-replication": ("q6", "fit_line(x[r], y[r])[0]", "fit_line(x, y[r])[0]"),  # x not resampled with y
 }
 
 #: How many questions a lab has (a lab session of one to two hours), and how many are graded by hand.

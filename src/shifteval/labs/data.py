@@ -101,36 +101,6 @@ def load(lab: str, folder: str | Path = ".") -> dict[str, Any]:
         return out
 
 
-def unpack_folder(arrays: dict, dest: str | Path) -> Path:
-    """Write the replication folder carried by the your-replication lab's data into ``dest``.
-
-    Parameters
-    ----------
-    arrays : dict
-        :func:`load`'s result for ``your-replication`` (``folder_files`` and one ``file_<i>`` per file).
-    dest : str or pathlib.Path
-        The folder to write (created; files already there are replaced).
-
-    Returns
-    -------
-    pathlib.Path
-        ``dest``.
-
-    Examples
-    --------
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     arrays = {"folder_files": ["labels/new.npy"], "file_0": np.frombuffer(b"abc", np.uint8)}
-    ...     (unpack_folder(arrays, Path(d) / "rep") / "labels" / "new.npy").read_bytes()
-    b'abc'
-    """
-    dest = Path(dest)
-    for i, name in enumerate(arrays["folder_files"]):
-        target = dest / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(np.asarray(arrays[f"file_{i}"], dtype=np.uint8).tobytes())
-    return dest
-
-
 def chapter_parameters(root: Path, chapter: str, params: str = "default") -> dict[str, Any]:
     """The parameters a chapter runs with: its notebook's defaults, then its parameter set.
 
@@ -423,16 +393,28 @@ def _ood_autoeval_arrays(p: dict) -> dict:
 
 
 def _your_replication(root: Path) -> dict:
-    from shifteval.yourrep import export
+    """The chapter's worked example as arrays: the lab's set-up cell writes them out as a replication folder.
 
+    The labels of v1 (original) and MatchedFrequency (new), every model's predicted classes on both, and
+    one model's softmax probabilities: a folder in the chapter's layout whose prediction files hold
+    ``predicted`` for most models and ``probs`` for one (both forms the layout accepts).
+    """
     p = chapter_parameters(root, "your-replication")
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = export.export_world(Path(tmp), p["world"], p["zoo_size"], p["new"], p["unlabeled"],
-                                     p["annotators"], p["seed"])  # fmt: skip
-        files = sorted(f for f in folder.rglob("*") if f.is_file())
-        # the replication folder travels inside the data file (names and bytes); the lab writes it out
-        return {"folder_files": np.array([str(f.relative_to(folder)) for f in files]),
-                **{f"file_{i}": np.frombuffer(f.read_bytes(), np.uint8) for i, f in enumerate(files)}}  # fmt: skip
+    # the zoo the chapter's worked example exports (`shifteval export-predictions`)
+    w, zoo = _world_and_zoo(p)
+    sets = {"original": "v1", "new": p["new"]}
+    models = sorted(zoo.names)  # the order of the folder's predictions/ listing
+    best = str(zoo.accuracy_table().loc[models, "v1"].idxmax())
+    out = {"models": np.array(models), "set_names": np.array([sets["original"], sets["new"]]),
+           "probs_model": np.array(best)}  # fmt: skip
+    for s, split in sets.items():
+        out[f"labels_{s}"] = np.asarray(w.labels[w.split_index(split)], np.int64)  # labels/<set>.npy
+        # every model's predicted class (argmax of its softmax) per image: what the folder's files carry
+        predicted = [zoo.predictions(m, split).probs.argmax(1) for m in models]
+        out[f"predicted_{s}"] = np.stack(predicted).astype(np.int8)
+        # the full softmax of one model only (the best on v1): all 31 models' would make the file 15 MB
+        out[f"probs_{s}"] = np.asarray(zoo.predictions(best, split).probs, np.float32)
+    return out
 
 
 WRITERS: dict[str, Callable[[Path], dict]] = {
