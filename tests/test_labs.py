@@ -42,7 +42,7 @@ WRONG = {
         "np.sum(acc[keep] * p1[keep]) / p1[keep].sum()",
         "np.sum(acc[keep] * p1[keep])",
     ),
-    "matched-evaluation": ("q3", "unused[s] = False", "pass"),  # a source image matched more than once
+    "matched-evaluation": ("q5", "unused[s] = False", "pass"),  # a source image matched more than once
     "ood-autoeval": (  # the ID share left out: the foreign images removed are not counted as errors
         "q9",
         "return float(keep.mean() * g(representation(",

@@ -175,7 +175,7 @@ _INTERVAL = re.compile(r"(?:[^\s\[\],;]+ )?\[[^\s\[\],;]+, [^\s\[\],;]+\]")
 
 
 def _cell(value: Any) -> Any:
-    """A cell as shown: identifiers named (exact names and models only), intervals kept on one line.
+    r"""A cell as shown: identifiers named (exact names and models only), intervals kept on one line.
 
     Examples
     --------
