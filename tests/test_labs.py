@@ -77,7 +77,7 @@ def _bundle(labs, lab):
 @pytest.mark.parametrize("lab", LABS)
 def test_solution_full_marks_untouched_notebook_zero(labs, lab):
     folder, bundle = labs / lab, _bundle(labs, lab)
-    solution = grade(bundle, folder / "solution" / f"{lab}.ipynb")
+    solution = grade(bundle, folder / "solution" / f"{lab}.ipynb", strict=True)  # a cell that raises fails
     assert all(score == points > 0 for score, points in solution.values()), solution
     student = grade(bundle, folder / "student" / f"{lab}.ipynb")
     assert _points(student) == _points(solution)
@@ -86,6 +86,35 @@ def test_solution_full_marks_untouched_notebook_zero(labs, lab):
     if questions:  # the bundle lists every question; Otter scores exactly the autograded ones
         assert {q["name"] for q in questions if not q["manual"]} == set(solution)
         assert all(solution[q["name"]][1] == q["points"] for q in questions if not q["manual"])
+
+
+#: The line that opens, in a lab's solution code, the assertions of its model answers' statements on the run.
+CHECKS = "# Checks the statements of Question "
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_every_model_answer_has_its_statements_checked(lab):
+    """Each master's written model answers state what the run shows by the names of its variables, and the
+    solution asserts those statements (in a ``# BEGIN SOLUTION NO PROMPT`` block, which the student never sees)."""
+    source = master_source(ROOT, lab).read_text(encoding="utf-8")
+    blocks = re.findall(r"# BEGIN SOLUTION NO PROMPT\n(.*?)# END SOLUTION", source, flags=re.S)
+    assert any(b.startswith(CHECKS) and "assert " in b for b in blocks), f"{lab}: no checks of a model answer"
+
+
+@pytest.mark.slow
+def test_a_false_statement_check_fails_the_solution(labs, tmp_path):
+    """Otter grades ignoring errors, so a failing check would cost no points: strict grading catches it."""
+    folder, lab = labs / "mlm", "mlm"
+    nb = json.loads((folder / "solution" / f"{lab}.ipynb").read_text(encoding="utf-8"))
+    (cell,) = [c for c in nb["cells"] if c["cell_type"] == "code" and CHECKS in "".join(c["source"])]
+    source = "".join(cell["source"])
+    cell["source"] = source.replace(CHECKS, 'assert False, "a planted false statement"\n' + CHECKS)
+    planted = tmp_path / f"{lab}.ipynb"
+    planted.write_text(json.dumps(nb), encoding="utf-8")
+    lenient = grade(_bundle(labs, lab), planted)
+    assert all(score == points for score, points in lenient.values()), lenient  # unnoticed without strict
+    with pytest.raises(LabError, match="a planted false statement"):
+        grade(_bundle(labs, lab), planted, strict=True)
 
 
 def _solution_texts(lab):
@@ -99,8 +128,8 @@ def _solution_texts(lab):
         elif inside and cell.cell_type == "code":
             region = False
             for line in cell.source.splitlines():
-                if line.strip() in ("# BEGIN SOLUTION", "# END SOLUTION"):
-                    region = line.strip() == "# BEGIN SOLUTION"
+                if line.strip() in ("# BEGIN SOLUTION", "# BEGIN SOLUTION NO PROMPT", "# END SOLUTION"):
+                    region = line.strip() != "# END SOLUTION"
                 elif region or line.endswith("  # SOLUTION"):
                     texts.append(line.removesuffix("  # SOLUTION").strip())
     return [t for t in texts if len(t) > 20]

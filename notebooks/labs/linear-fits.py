@@ -681,6 +681,13 @@ mu_shift = -v_shift * np.sqrt(2)  # SOLUTION
 implied_new = stats.norm.cdf(probit(orig) + v_shift)  # SOLUTION
 implied_slope, implied_intercept = fit_line(orig, implied_new)  # SOLUTION
 implied_rms = float(100 * np.sqrt(np.mean((implied_new - new) ** 2)))  # SOLUTION
+# BEGIN SOLUTION NO PROMPT
+# Checks the statements of Question 10's model answer: a false one fails the solution.
+assert slope > 1 and slope_ci[0] > 1 and np.all(np.diff(drops) < 0)
+assert probit_slope < 1 and probit_ci[1] < 1
+assert v_shift < 0 and mu_shift > 0
+assert implied_slope > 1 and abs(implied_slope - slope) < 0.1 * slope and implied_rms < 1
+# END SOLUTION
 
 # %% [raw]
 # # END SOLUTION
@@ -759,20 +766,21 @@ assert np.isclose(implied_rms, 100 * np.sqrt(np.mean((_imp - _n) ** 2)), atol=1e
 # *Marking: one point for each part; an answer earns a part's point when it uses its numbers and gives the
 # reason.*
 #
-# On linear axes the slope is 1.69 and its 95% bootstrap interval, about [1.64, 1.75], lies well above 1: the
-# line predicts a drop of about 14 points at 85% original accuracy but under 5 at 98%. The bootstrap resamples
-# the 34 models, so it measures how much the line depends on which models are in the testbed; it ignores the
-# sampling error of the test sets themselves (the Clopper–Pearson error bars), which would widen the interval.
-# On probit axes the slope is about 0.96, with an interval of about [0.91, 0.99], *below* 1: there the better
-# models lose slightly more than the weaker ones. Under the Gaussian model u = √(σ₁² + 1) / √(σ₂² + 1) < 1
-# means σ₂ > σ₁, a new test set whose difficulties are a little more spread out, besides being harder on
-# average (v < 0). Question 9 explains the contradiction: a new test set that is harder by the same amount for
-# every model (u = 1, a shift of about 0.68 in mean difficulty) already gives a linear slope of about 1.75, as
-# steep as the paper's, and misses the real new accuracies by under 1 point. The slope above 1 then comes from
-# the curvature of Φ: near 100% accuracy a fixed step on the probit scale is a small step in accuracy, so the
-# strongest models lose fewer points from the same shift. "Robustness improves with accuracy" is a statement
-# about linear axes; it need not mean that better models are less affected by the new test set, and Recht et
-# al. themselves call the Gaussian model a plausible illustration, "not ... the true explanation" (§5.3).
+# # On linear axes the slope (`slope`) is above 1 and its 95% bootstrap interval `slope_ci` lies wholly above 1:
+# the line predicts a drop (`drops`) that shrinks from the models at 85% original accuracy to those at 98%. The
+# bootstrap resamples the 34 models, so it measures how much the line depends on which models are in the
+# testbed; it ignores the sampling error of the test sets themselves (the Clopper–Pearson error bars), which
+# would widen the interval. On probit axes the slope `probit_slope` is *below* 1, and so is its whole interval
+# `probit_ci`: there the better models lose slightly more than the weaker ones. Under the Gaussian model
+# u = √(σ₁² + 1) / √(σ₂² + 1) < 1 means σ₂ > σ₁, a new test set whose difficulties are a little more spread
+# out, besides being harder on average (v < 0). Question 9 explains the contradiction: a new test set that is
+# harder by the same amount for every model (u = 1, a shift of `mu_shift` in mean difficulty) already gives a
+# linear slope `implied_slope` above 1, about as steep as the fitted one, and misses the real new accuracies
+# by `implied_rms`, under 1 point. The slope above 1 then comes from the curvature of Φ: near 100% accuracy a
+# fixed step on the probit scale is a small step in accuracy, so the strongest models lose fewer points from
+# the same shift. "Robustness improves with accuracy" is a statement about linear axes; it need not mean that
+# better models are less affected by the new test set, and Recht et al. themselves call the Gaussian model a
+# plausible illustration, "not ... the true explanation" (§5.3).
 
 # %% [raw]
 # # END SOLUTION

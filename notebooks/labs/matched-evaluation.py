@@ -660,6 +660,19 @@ mgap2, fu2 = zoo_runs(same_label=False)  # SOLUTION
 n_narrower2 = int(np.sum(np.abs(mgap2) < np.abs(gap)))  # SOLUTION
 mean_gap, mean_mgap1, mean_mgap2 = np.mean(gap), np.mean(mgap1), np.mean(mgap2)  # SOLUTION
 mean_fu1, mean_fu2 = np.mean(fu1), np.mean(fu2)  # SOLUTION
+# BEGIN SOLUTION NO PROMPT
+# Checks the statements of Question 11's model answer: a false one fails the solution.
+_k = {name: i for i, name in enumerate(models)}
+assert n_narrower1 == n_narrower2 == len(models) - 1
+assert list(models[np.abs(mgap1) >= np.abs(gap)]) == ["gaussian_nb"]
+assert list(models[np.abs(mgap2) >= np.abs(gap)]) == ["cnn_w4_d2_e2"]
+assert np.mean(src_conf[_k["gaussian_nb"]] > 1 - eps) > 0.5 and np.argmin(conf_src) == _k["cnn_w4_d2_e2"]
+assert np.all(src_conf[_k["knn_1"]] == 1) and 0.5 * gap[_k["knn_1"]] < mgap1[_k["knn_1"]] < gap[_k["knn_1"]]
+assert models[strong] == "cnn_w32_d4_e15" and strong_mgap < gap[strong] / 2 and gap[strong] < 8.6
+assert strong_unmatched_acc < 75 * acc_tgt[strong] and mean_mgap1 < mean_gap and mean_mgap2 < mean_gap
+assert se_runs < se_sampling / 3 and n_less_confident > len(models) / 2
+assert np.corrcoef(conf_src, fu1)[0, 1] > 0
+# END SOLUTION
 
 # %% [raw]
 # # END SOLUTION
@@ -737,26 +750,26 @@ assert np.isclose(mean_fu1, np.mean(fu1)) and np.isclose(mean_fu2, np.mean(fu2))
 # *Marking: one point for each part; an answer earns a part's point when it gives the numbers and the
 # reason.*
 #
-# With Algorithm 1 the matched gap is narrower for 30 of the 31 models, and with Algorithm 2 for 30 as well:
-# "consistently narrower" holds here for all models but one, a different one for each algorithm. Under
-# Algorithm 1 the exception is `gaussian_nb` (7.1-point gap, about 7.6 matched), whose probabilities saturate:
-# its mean p̂ is 0.986 on the source and most of its p̂ sit at 1, so a window of ±ε around 1 holds thousands of
+# # With Algorithm 1 the matched gap is narrower for `n_narrower1` of the `len(models)` models, and with
+# Algorithm 2 for `n_narrower2`: "consistently narrower" holds here for all models but one, a different one
+# for each algorithm. Under Algorithm 1 the exception is `gaussian_nb` (compare its `gap` and `mgap1`), whose
+# probabilities saturate: most of its p̂ sit at 1 (`src_conf`), so a window of ±ε around 1 holds thousands of
 # sources of every difficulty and matching there is no better than a random draw with the same predicted
-# label. Under Algorithm 2 it is `cnn_w4_d2_e2`, a barely trained model whose p̂ crowd just above 0.1 (mean
-# 0.19): without the label condition its pairs join predictions that have nothing in common but an
-# uninformative probability. (`knn_1`, whose p̂ are all exactly 1, narrows its gap only from 7.0 to about 6.4
-# points for the same reason.) The strongest model, `cnn_w32_d4_e15`, has an accuracy gap of 4.69 points and a
-# matched gap of 0.75 point, and its unmatched targets are right only 47.4% of the time against 91.4% over
-# the whole target set: the paper's pattern (8.6% narrowed to 3.1%, 45.54% on the unmatched images), with a
-# smaller gap to begin with. Over the zoo the mean gap falls from 7.44 to 2.38 points (2.56 with Algorithm 2).
-# The standard error over the 10 runs, 0.11 point, is far below the sampling error of the target accuracy,
-# 0.63 point: negligible, as §4.1 says. Matching removes the part of the gap that comes from *which*
-# predictions each set holds: the target set holds more predictions the model makes with low confidence, and
-# these are right less often; at equal predicted label and confidence the two sets are nearly equally
-# accurate. But the matched gap is measured on the matched targets only: the unmatched ones (4.9% for the
-# strong model, 2.6% on average, most for the confident models) are the least confident and least accurate,
-# the very images that make the replication harder, so a matched gap without its fraction unmatched hides
-# where the drop went.
+# label. Under Algorithm 2 it is `cnn_w4_d2_e2`, a barely trained model with the zoo's lowest mean p̂
+# (`conf_src`): without the label condition its pairs join predictions that have nothing in common but an
+# uninformative probability. (`knn_1`, whose p̂ are all exactly 1, narrows its gap only a little for the same
+# reason.) The strongest model, `cnn_w32_d4_e15`, has a matched gap `strong_mgap` under half its accuracy gap
+# `gap[strong]`, and its unmatched targets are right far less often (`strong_unmatched_acc`) than the whole
+# target set (`acc_tgt[strong]`): the paper's pattern (8.6% narrowed to 3.1%, 45.54% on the unmatched images),
+# with a smaller gap to begin with. Over the zoo the mean gap `mean_gap` falls to `mean_mgap1` (`mean_mgap2`
+# with Algorithm 2). The standard error over the 10 runs, `se_runs`, is far below the sampling error of the
+# target accuracy, `se_sampling`: negligible, as §4.1 says. Matching removes the part of the gap that comes
+# from *which* predictions each set holds: the target set holds more predictions the model makes with low
+# confidence, and these are right less often; at equal predicted label and confidence the two sets are nearly
+# equally accurate. But the matched gap is measured on the matched targets only: the unmatched ones (`fu1`,
+# `mean_fu1` on average, more for the more confident models) are the least confident and least accurate, the
+# very images that make the replication harder, so a matched gap without its fraction unmatched hides where
+# the drop went.
 
 # %% [raw]
 # # END SOLUTION

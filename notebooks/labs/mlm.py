@@ -680,6 +680,10 @@ def spearman(a, b):
 
 # %%
 rho = spearman(M[off], rates[off])  # SOLUTION
+# BEGIN SOLUTION NO PROMPT
+# Checks the statements of Question 12's model answer: a false one fails the solution.
+assert 0 < rho < 0.7 and (top_true, top_other) != most_confused
+# END SOLUTION
 
 # %% [raw]
 # # END SOLUTION

@@ -867,6 +867,23 @@ for j, p in enumerate(percentile_grid):
     sweep_rmse[j] = 100 * np.sqrt(np.mean((est_p - truth) ** 2))  # SOLUTION
     sweep_excluded[j] = np.mean([np.mean(e_id[ii] > tau_p) for ii in set_id_index])  # SOLUTION
     sweep_kept[j] = np.mean([np.mean(e_ood[oi] <= tau_p) for oi in set_ood_index])  # SOLUTION
+# BEGIN SOLUTION NO PROMPT
+# Checks the statements of Question 12's model answer: the solution fails where the data make one false.
+_src = {name: k for k, name in enumerate(ood_sources)}
+_det = rmse_by_source["AutoEval + energy OOD"]
+assert rmse_ood < rmse_plain and chapter[1] < chapter[0]
+assert chapter[0] - chapter[1] > rmse_plain - rmse_ood
+assert np.all(est_plain > truth) and np.all(est_ood < truth)
+assert np.mean(id_excluded) > 5 * (100 - percentile) / 100
+assert kept_ood[_src["letters"]] == 0 and np.argmax(aurocs) == _src["letters"]
+assert kept_ood[_src["letters"]] < kept_ood[_src["natural_patches"]] < kept_ood[_src["textures"]]
+assert np.argmin(aurocs) == _src["textures"] and _det.idxmin() == "textures"
+assert _det["letters"] > rmse_by_source.loc["letters", "AutoEval"]
+assert percentile_grid[0] == 90 and np.argmax(sweep_excluded) == 0 and np.argmax(sweep_rmse) == 0
+assert percentile_grid[np.argmin(sweep_rmse)] == 99.9 and percentile_grid[-1] == 100
+assert sweep_rmse[-1] > sweep_rmse.min() and sweep_kept[-1] > 0
+assert rmse_ood > sweep_rmse.min()
+# END SOLUTION
 
 # %% [raw]
 # # END SOLUTION
@@ -951,25 +968,26 @@ for _j, _p in enumerate(_d["percentile_grid"]):
 # *Marking: one point for each part; an answer earns a part's point when it gives the numbers and the
 # reason.*
 #
-# Removing the foreign images lowers the error: over the 9 test sets AutoEval errs by `rmse_plain` (about 5.0
-# points) without detection and by `rmse_ood` (about 2.7) with it, close to the paper's 4.61 and 2.91; the
-# chapter's MLP shows the same ordering with a larger gap (about 10.6 against 3.3). Plain AutoEval
-# overestimates on every set: the 100 foreign images are all errors, but g has only seen meta-sets of digits
-# and reads the shifted features as a somewhat harder set of digits, not as 10% certain errors. The
+# Removing the foreign images lowers the error: over the 9 test sets AutoEval errs by `rmse_plain` points
+# without detection and by `rmse_ood` with it, against the paper's 4.61 and 2.91; the chapter's MLP (`chapter`,
+# printed under Question 10) shows the same ordering with a larger gap. Plain AutoEval overestimates on every
+# set (`est_plain` above `truth`): the 100 foreign images are all errors, but g has only seen meta-sets of
+# digits and reads the shifted features as a somewhat harder set of digits, not as 10% certain errors. The
 # OOD-aware estimate removes most of them and counts them as errors through the factor |D_ID|/|D|. Its cost
-# is the one the paper names: the 99.5th percentile of the *training* energies removes about 13% of
-# MatchedFrequency's ID images, not 0.5% (the replicated digits have higher energies than the training
-# digits), every removed ID image counts as an error although the classifier gets many of them right, and
-# `est_ood` lies below `truth` on all 9 sets. The detector keeps none of the letters (AUROC 0.995), about 6%
-# of the natural patches and 28% of the textures (AUROC 0.85). Yet the textures' sets end with the *smallest*
-# error: the kept textures push the estimate up while the excluded ID images pull it down, and the two error
-# sources partly cancel; on the letters, where every foreign image goes, only the downward bias is left and
-# detection raises the error (about 2.0 to 3.2 points), unlike the paper's Table 1, where it helps on every
-# pair. The sweep falls from about 16 points at the 90th percentile (a third of the ID images excluded) to its
-# lowest at the 99.9th (about 1.3) and rises again at the 100th, where a quarter of the foreign images are
-# kept: the shape of Figure 3. So the paper's 99.5th percentile is near the best threshold here but not at it:
-# with ID data further from the training distribution, a threshold read off the training energies excludes
-# more ID images than nominal, and a slightly higher one does better.
+# is the one the paper names: the 99.5th percentile of the *training* energies removes many times the nominal
+# 0.5% of MatchedFrequency's ID images (`id_excluded`; the replicated digits have higher energies than the
+# training digits), every removed ID image counts as an error although the classifier gets many of them
+# right, and `est_ood` lies below `truth` on every set. The detector keeps none of the letters (the highest of
+# `aurocs`), more of the natural patches and the most of the textures (the lowest AUROC; `kept_ood`). Yet the
+# textures' sets end with the *smallest* error with detection (`rmse_by_source`): the kept textures push the
+# estimate up while the excluded ID images pull it down, and the two error sources partly cancel; on the
+# letters, where every foreign image goes, only the downward bias is left and detection raises the error,
+# unlike the paper's Table 1, where it helps on every pair. The sweep (`sweep_rmse`) falls from the 90th
+# percentile, where the most ID images are excluded (`sweep_excluded`), to its lowest at the 99.9th and rises
+# again at the 100th, where some of the foreign images are kept (`sweep_kept`): the shape of Figure 3. So the
+# paper's 99.5th percentile is not the best threshold here: with ID data further from the training
+# distribution, a threshold read off the training energies excludes more ID images than nominal, and a
+# slightly higher one does better.
 
 # %% [raw]
 # # END SOLUTION

@@ -766,6 +766,18 @@ rng = np.random.default_rng(0)
 mf_true = matched_frequency(v1_s, v1_labels, pool_s, pool_labels, per_class, edges, rng)  # SOLUTION
 ablation_change = float(np.mean(accuracy_change(mf_true)))  # SOLUTION
 removed = 1 - ablation_change / mean_change["matchedfrequency"]  # SOLUTION
+# BEGIN SOLUTION NO PROMPT
+# Checks the statements of Question 11's model answer: a false one fails the solution.
+_mc, _obs, _true = mean_change, freq_table["observed"], freq_table["true"]
+assert _mc["matchedfrequency"] < _mc["threshold0.7"] < 0 < _mc["topimages"]
+assert _obs["matchedfrequency"] < _obs["threshold0.7"] < _obs["topimages"]
+assert abs(_obs["v1"] - _obs["matchedfrequency"]) < 0.02 and _true["matchedfrequency"] < _true["v1"]
+assert np.all(level_gap[~np.isnan(level_gap)] > 0)
+assert removed > 0.5 and abs(ablation_change) < abs(_mc["matchedfrequency"])
+assert _true["threshold0.7"] < _obs["threshold0.7"] and _true["topimages"] < _obs["topimages"]
+assert min(_true["threshold0.7"], _true["topimages"]) > _true["matchedfrequency"]
+assert _true["topimages"] > _true["v1"]
+# END SOLUTION
 
 # %% [raw]
 # # END SOLUTION
@@ -836,23 +848,23 @@ assert np.isclose(ablation_change, _ref, atol=1e-9)
 # *Marking: one point for each part; an answer earns a part's point when it uses its numbers and gives the
 # reason.*
 #
-# The models lose about 8 points on MatchedFrequency, about 1 on Threshold0.7, and gain about 3.5 on TopImages:
-# the ordering of Recht et al.'s −11.8, −3.2 and +2.1, with MatchedFrequency's drop the largest; the mean
-# observed frequencies rise in the same order (0.69, 0.79, 0.88 against the paper's 0.73, 0.85, 0.93), v1's
-# being 0.70 (the paper's 0.71). MatchedFrequency matches v1's *observed* frequencies almost exactly, yet its
-# mean *true* frequency is about 0.62 against v1's 0.70 (in the plot the right panel's MatchedFrequency curve
-# is shifted left, the left panel's is not). Ten votes are a noisy reading (ŝ misses s by about 0.12 on
-# average), and what a reading means depends on where the image comes from: v1 was kept from its candidates
-# by a majority vote and the replication pool is harder, so a v1 image read at ŝ = 0.6 is more likely an
-# easy image with unlucky votes, and a pool candidate read at 0.6 a hard image with lucky ones. `level_gap`
-# shows this at every level: at the same ŝ, v1's images have a true frequency 0.04 to 0.14 higher than the
-# pool's. Matching on ŝ therefore draws images that are harder than v1's, and the models lose accuracy on
-# them. Matching the true frequencies instead leaves a change of only about −1 point: close to 90% of the
-# drop disappears, so most of it came from the noise in the readings, not from anything about the models.
-# Threshold0.7 and TopImages are biased the same way (their true means, 0.68 and 0.73, lie well below their
-# observed 0.79 and 0.88), but they keep only the highest readings, so their true frequencies stay near or
-# above v1's 0.70: Threshold0.7 loses a little, TopImages gains. MatchedFrequency, the only set built to look
-# like v1, is the one on which the bias shows as a drop.
+# # The models lose the most on MatchedFrequency, less on Threshold0.7, and gain on TopImages (`mean_change`): the
+# ordering of Recht et al.'s −11.8, −3.2 and +2.1, with MatchedFrequency's drop the largest; the mean observed
+# frequencies (`freq_table`) rise in the same order, as the paper's 0.73, 0.85 and 0.93 do, v1's lying next to
+# MatchedFrequency's (the paper's 0.71). MatchedFrequency matches v1's *observed* frequencies almost exactly,
+# yet its mean *true* frequency is lower than v1's (in the plot the right panel's MatchedFrequency curve is
+# shifted left, the left panel's is not). Ten votes are a noisy reading (ŝ misses s by `pool_error` on
+# average), and what a reading means depends on where the image comes from: v1 was kept from its candidates by
+# a majority vote and the replication pool is harder, so a v1 image read at ŝ = 0.6 is more likely an easy
+# image with unlucky votes, and a pool candidate read at 0.6 a hard image with lucky ones. `level_gap` shows
+# this at every level: at the same ŝ, v1's images have a higher true frequency than the pool's. Matching on ŝ
+# therefore draws images that are harder than v1's, and the models lose accuracy on them. Matching the true
+# frequencies instead leaves a much smaller change (`ablation_change`): the share `removed`, most of the drop,
+# disappears, so most of it came from the noise in the readings, not from anything about the models.
+# Threshold0.7 and TopImages are biased the same way (their true means lie below their observed ones in
+# `freq_table`), but they keep only the highest readings, so their true frequencies stay above
+# MatchedFrequency's, TopImages' even above v1's: Threshold0.7 loses a little, TopImages gains.
+# MatchedFrequency, the only set built to look like v1, is the one on which the bias shows as a drop.
 
 # %% [raw]
 # # END SOLUTION

@@ -636,6 +636,12 @@ for _m, _got in zip([2, 5, 10, 20, 40], bias_by_m, strict=True):
 gap_observed = 100 * float(np.mean(acc_v1 - acc_v2))  # SOLUTION
 gap_naive = 100 * float(np.mean(acc_v1 - naive))  # SOLUTION
 gap_true = 100 * float(np.mean(acc_v1 - truth))  # SOLUTION
+# BEGIN SOLUTION NO PROMPT
+# Checks the statements of Question 11's model answer: a false one fails the solution.
+assert mean_bias < 0 and gap_true < gap_naive < gap_observed
+assert ms[0] == 2 and ms[-1] == 40 and np.all(bias_by_m < 0) and np.all(np.diff(bias_by_m) > 0)
+assert abs(gap_true) < 0.1 * gap_observed
+# END SOLUTION
 
 # %% [raw]
 # # END SOLUTION

@@ -439,8 +439,14 @@ def build_labs(root: str | Path | None = None, out: str | Path | None = None,
     return out
 
 
-def grade(autograder: str | Path, submission: str | Path) -> dict[str, tuple[float, float]]:
+def grade(
+    autograder: str | Path, submission: str | Path, strict: bool = False
+) -> dict[str, tuple[float, float]]:
     """Grade one submitted notebook with a lab's autograder bundle (``otter run``: local, no Docker).
+
+    Otter executes the notebook ignoring errors, so that a student's failing cell costs only the questions
+    that need it. ``strict`` grades without ignoring them (``otter run --debug``): for a lab's own solution,
+    whose solution code also asserts the statements of its model answers on the run (a false one must fail).
 
     Parameters
     ----------
@@ -448,6 +454,8 @@ def grade(autograder: str | Path, submission: str | Path) -> dict[str, tuple[flo
         The lab's ``<lab>-autograder.zip``.
     submission : str or pathlib.Path
         The student's notebook (``.ipynb``).
+    strict : bool
+        Fail (:class:`LabError`) on the first cell that raises, instead of grading on.
 
     Returns
     -------
@@ -458,7 +466,7 @@ def grade(autograder: str | Path, submission: str | Path) -> dict[str, tuple[flo
     Raises
     ------
     LabError
-        If a file is missing or Otter fails before grading.
+        If a file is missing or Otter fails before grading; with ``strict``, if a cell raises.
 
     Examples
     --------
@@ -474,7 +482,10 @@ def grade(autograder: str | Path, submission: str | Path) -> dict[str, tuple[flo
     with tempfile.TemporaryDirectory() as tmp:
         nb = Path(tmp) / submission.name
         shutil.copy2(submission, nb)
-        proc = _otter("run", "-a", str(autograder.resolve()), "-o", tmp, "--no-logo", nb.name, cwd=Path(tmp))
+        flags = ["--debug"] if strict else []
+        proc = _otter(
+            "run", "-a", str(autograder.resolve()), "-o", tmp, "--no-logo", *flags, nb.name, cwd=Path(tmp)
+        )
         results = Path(tmp) / "results.json"
         if proc.returncode != 0 or not results.is_file():
             raise LabError(f"otter run failed on {submission}:\n{proc.stdout}\n{proc.stderr}")
