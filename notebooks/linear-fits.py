@@ -157,7 +157,9 @@ mc = {k: {q: v * np.sqrt(2000 / n_boot) for q, v in m.items()} for k, m in mc.it
 
 # %%
 ends = pd.concat({k: recht2019.interval_agreement(fits[k], refs[k], rounding_ci[k], mc[k]) for k in refs})
-R.table("linear-fits-endpoints", ends.drop(columns=["nearest", "outward"]).round(4))
+dataset = {"cifar10": "CIFAR-10", "imagenet": "ImageNet"}
+shown = ends.drop(columns=["nearest", "outward", "half unit"]).round(4)
+R.table("linear-fits-endpoints", shown.rename(index={k: dataset[k.split("_")[0]] for k in refs}, level=0))
 # the slope (two decimals) and offset (one) of each line: within the paper's rounding plus twice the spread?
 tol = {
     k: {"slope": 0.005 + 2 * r["slope_sd"], "intercept": 0.05 + 2 * r["intercept_sd"]}
@@ -167,16 +169,19 @@ n_line = {k: sum(agree[k][q] <= tol[k][q] for q in ("slope", "intercept")) for k
 slope_ends, offset_ends = (
     ends[ends.index.get_level_values(1).str.startswith(q)] for q in ("slope", "offset")
 )
-beyond = [f"{k.split('_')[0]} {e}" for k, e in ends.index[~ends.within]]  # the endpoints beyond tolerance
+beyond = [
+    f"{dataset[k.split('_')[0]]} {e}" for k, e in ends.index[~ends.within]
+]  # endpoints beyond tolerance
 
 # %% [markdown]
 # ```{glue:figure} linear-fits-endpoints
 # :name: tbl-linear-fits-endpoints
 #
 # **The intervals' endpoints against the printed ones**: ours, the paper's and their difference (slope;
-# offset in points), half a unit of the paper's last printed digit, the standard deviations that rounding
-# the printed accuracies and the bootstrap's Monte Carlo error give the endpoint, the tolerance (half unit
-# plus twice the two combined) and whether the difference lies within it.
+# offset in points), the standard deviations that rounding the printed accuracies and the bootstrap's Monte
+# Carlo error give the endpoint, the tolerance (half a unit of the paper's last printed digit, 0.005 in the
+# slope and 0.05 in the offset, plus twice the two standard deviations combined) and whether the difference
+# lies within it.
 # ```
 
 # %%

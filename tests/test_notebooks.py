@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from test_labs import _solution_texts
 
 from shifteval.book.project import chapters
 from shifteval.book.reader import ROLE
@@ -103,7 +104,7 @@ def test_every_download_of_a_chapter_reads_as_its_page(built_book):
 
 def _plain(text: str) -> str:
     """Text for matching: markup, quotes and dashes as one reads them, whitespace collapsed."""
-    text = html.unescape(re.sub(r"<[^>]+>", " ", text))
+    text = html.unescape(re.sub(r"</?[A-Za-z][^<>]*>", " ", text))
     for a, b in (("’", "'"), ("‘", "'"), ("“", '"'), ("”", '"'), ("—", "-"), ("–", "-"), ("−", "-")):
         text = text.replace(a, b)
     text = re.sub(r"[*`\\$]", "", text)
@@ -143,13 +144,10 @@ def solution_texts(project: Path) -> dict[str, list[str]]:
         out[f"chapter {name}"] = [s for s in sentences if len(s) >= 40 and s not in outside]
         assert blocks and out[f"chapter {name}"], name
     for master in sorted((ROOT / "notebooks" / "labs").glob("*.py")):
-        code = re.findall(r"# BEGIN SOLUTION\n(.*?)# END SOLUTION", master.read_text(encoding="utf-8"), re.S)
-        lines = [_plain(line) for block in code for line in block.split("\n")]
-        out[f"lab {master.stem}"] = [
-            line
-            for line in lines
-            if len(line) >= 25 and not line.startswith("#") and ("=" in line or "(" in line)
-        ]
+        # what only the solution holds, cell by cell (a function's signature above its solution is the prompt's)
+        texts = [_plain(t) for t in _solution_texts(master.stem)]
+        out[f"lab {master.stem}"] = [t for t in texts if len(t) >= 25 and not t.startswith("#")]
+        assert out[f"lab {master.stem}"], master
     return out
 
 

@@ -194,17 +194,24 @@ def book_inputs(source: Path, arguments: Sequence[str], config: Path | None = No
 
     files = [source / "_config.yml", source / "_toc.yml", *([config] if config is not None else [])]
     for folder in ("book", "notebooks"):
-        files += sorted(p for p in (source / folder).rglob("*") if not p.name.endswith(".lock"))
+        # hidden files are no input: locks, an atomic write's temporary file, Jupyter's checkpoints
+        files += sorted(
+            p
+            for p in (source / folder).rglob("*")
+            if not any(s.startswith(".") for s in p.relative_to(source).parts)
+        )
     # the overview of findings reads the real-data edition's results too (sphinxext.FindingsOverview)
     real = source / "_build" / "real" / "src" / "book" / "chapters"
     files += sorted(real.glob("*.results.json")) if real.is_dir() else []
-    inputs = {
-        str(path.relative_to(source) if path.is_relative_to(source) else path.name): hashlib.sha256(
-            path.read_bytes()
+    inputs: dict[str, str] = {}
+    for path in files:
+        try:
+            content = path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError):
+            continue  # a folder, or a file removed since it was listed
+        inputs[str(path.relative_to(source) if path.is_relative_to(source) else path.name)] = hashlib.sha256(
+            content
         ).hexdigest()
-        for path in files
-        if path.is_file()
-    }
     extra = {"arguments": list(arguments), "library": cache.source_digest(["shifteval"]),
              "packages": cache.package_versions(BOOK_PACKAGES)}  # fmt: skip
     inputs["(settings)"] = json.dumps(extra, sort_keys=True)

@@ -310,7 +310,8 @@ def reader_notebook(nb, converter: Converter):
     Returns
     -------
     nbformat.NotebookNode
-        A new notebook: plain markdown, visible figures and tables, bookkeeping cells collapsed.
+        A new notebook: plain markdown, visible figures and tables, bookkeeping cells collapsed (in the
+        student edition without their outputs but figures: a check there may state a solution).
 
     Examples
     --------
@@ -339,8 +340,11 @@ def reader_notebook(nb, converter: Converter):
             if "text/markdown" in shown.get("data", {}):
                 shown["data"]["text/markdown"] = converter.markdown(_text(shown["data"]["text/markdown"]))
             outputs.append(shown)
-        cell.outputs = outputs
         tags = set(cell.metadata.get("tags", []))
+        if converter.student and "remove-cell" in tags:
+            # a bookkeeping cell's check shows its sentence, and a solution's sentence is no student's to see
+            outputs = [o for o in outputs if _is_figure(o)]
+        cell.outputs = outputs
         collapse: dict[str, bool] = {}
         for tag in sorted(tags & set(_COLLAPSE)):
             collapse |= _COLLAPSE[tag]

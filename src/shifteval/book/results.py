@@ -575,9 +575,13 @@ class Results:
 
     def findings_table(self) -> pd.DataFrame:
         """The chapter's findings as the table that ends it ("What this chapter reproduces")."""
+        from ..utils.cache import project_root
         from ..viz.common import findings_table
+        from .reader import citation_formatter
 
-        return findings_table([f.as_record() for f in self.findings])
+        root = project_root()
+        cite = citation_formatter(root / "book" / "references.bib") if root is not None else None
+        return findings_table([f.as_record() for f in self.findings], cite=cite)
 
     def cite(self, paper: str, where: str, quote: str | None = None, numbers=()) -> str:
         """Cite ``where`` (a section, table, figure) of ``paper``, optionally quoting it, and record it.

@@ -342,8 +342,10 @@ def _ood_autoeval_arrays(p: dict) -> dict:
         for k, o in enumerate(oods)
     }
 
+    detector = bb.detector  # not None: checked above
+
     def detector_logits(x):  # energies come from the detector's logits, the chapter's (Liu et al.'s) detector
-        return ae.compute_outputs(bb.detector, x).logits
+        return ae.compute_outputs(detector, x).logits
 
     train_logits = detector_logits(pools.fit[0])
     id_logits = detector_logits(images[id_src])

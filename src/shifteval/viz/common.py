@@ -497,13 +497,16 @@ def _value_text(value, interval=None) -> str:
 
 
 @traced
-def findings_table(findings: list[dict]) -> pd.DataFrame:
+def findings_table(findings: list[dict], cite: Callable[[str, str], str] | None = None) -> pd.DataFrame:
     """A chapter's findings as the table that ends it: where in the paper, the values compared, the verdict.
 
     Parameters
     ----------
     findings : list of dict
         ``results.json``'s ``findings`` (see :meth:`shifteval.book.findings.Finding.as_record`).
+    cite : callable, optional
+        ``cite("cite:t", key)`` names a paper by its bibliography key ("Recht et al. (2019)", see
+        :func:`shifteval.book.reader.citation_formatter`); the key itself without it.
 
     Returns
     -------
@@ -522,7 +525,7 @@ def findings_table(findings: list[dict]) -> pd.DataFrame:
 
     rows = {
         f["id"]: {
-            "paper": f["paper"],
+            "paper": cite("cite:t", f["paper"]) if cite is not None else f["paper"],
             "where": f["where"],
             "compared": f["quantity"],
             "paper's value": _value_text(f["paper_value"]),
