@@ -139,6 +139,9 @@ ONE_THREAD_RERUNS: list[str] = []
 BACKGROUND = pytest.StashKey[OneThreadRuns]()
 
 
+# Before pytest-xdist's own hook, which reads the xdist_group marks into the test ids ("...@book") that
+# --dist loadgroup schedules by: marks added after it would group nothing.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))

@@ -511,22 +511,21 @@ def findings_table(findings: list[dict], cite: Callable[[str, str], str] | None 
     Returns
     -------
     pandas.DataFrame
-        One row per finding (its id), columns ``paper``, ``where``, ``compared``, ``paper's value``,
-        ``this run`` (with its interval) and ``verdict``.
+        One row per finding (its id), columns ``where`` (the paper and the place in it), ``compared``,
+        ``paper's value``, ``this run`` (with its interval) and ``verdict``.
 
     Examples
     --------
     >>> table = findings_table([{"id": "drop", "paper": "recht2019imagenet", "where": "§1", "quantity": "drop, points",
     ...                          "paper_value": 11.7, "run_value": 9.12, "interval": [8.0, 10.2], "verdict": "partly"}])
     >>> table.loc["drop"].tolist()
-    ['recht2019imagenet', '§1', 'drop, points', '11.7', '9.12 [8, 10.2]', 'partly']
+    ['recht2019imagenet, §1', 'drop, points', '11.7', '9.12 [8, 10.2]', 'partly']
     """
     import pandas as pd
 
     rows = {
         f["id"]: {
-            "paper": cite("cite:t", f["paper"]) if cite is not None else f["paper"],
-            "where": f["where"],
+            "where": f"{cite('cite:t', f['paper']) if cite is not None else f['paper']}, {f['where']}",
             "compared": f["quantity"],
             "paper's value": _value_text(f["paper_value"]),
             "this run": _value_text(f["run_value"], f.get("interval")),
@@ -534,5 +533,5 @@ def findings_table(findings: list[dict], cite: Callable[[str, str], str] | None 
         }
         for f in findings
     }
-    columns = ["paper", "where", "compared", "paper's value", "this run", "verdict"]
+    columns = ["where", "compared", "paper's value", "this run", "verdict"]
     return pd.DataFrame.from_dict(rows, orient="index", columns=columns).rename_axis("finding")
