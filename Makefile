@@ -27,7 +27,7 @@ labs: $(STAMP)
 	$(BIN)/shifteval labs
 
 # Both build the book first, on every core, then run the tests in one process per core (pytest-xdist):
-# the tests that read the built book share it, in one of them; the others' chapters run on one thread each.
+# the tests that read the built book share it; the others' chapters run on one thread each.
 test: $(STAMP)
 	$(BIN)/python -m pytest -m "not heavy" -n auto --dist loadgroup --book-first
 

@@ -140,7 +140,8 @@ BACKGROUND = pytest.StashKey[OneThreadRuns]()
 
 
 # Before pytest-xdist's own hook, which reads the xdist_group marks into the test ids ("...@book") that
-# --dist loadgroup schedules by: marks added after it would group nothing.
+# --dist loadgroup schedules by. (Under pytest 9 those ids no longer change, so the marks group nothing:
+# the tests that edit the shared book's inputs hold its "book-inputs.lock" instead.)
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     for item in items:

@@ -5,7 +5,7 @@ import re
 import shutil
 
 import pytest
-from conftest import shifteval, static_server
+from conftest import _locked, shifteval, static_server
 
 from shifteval.book.project import chapters
 
@@ -28,6 +28,11 @@ def test_the_book_builds_without_warnings(built_book):
 
 def test_a_build_with_nothing_changed_skips_the_html_and_an_edited_page_rebuilds_it(built_book):
     project, _ = built_book
+    with _locked(project.parent / "book-inputs.lock"):  # no other test builds the book while a page is edited
+        _edit_a_page_and_rebuild(project)
+
+
+def _edit_a_page_and_rebuild(project):
     html = project / "_build" / "html"
     page, built = project / "book" / "reproducing.md", html / "book" / "reproducing.html"
     again = shifteval("build", cwd=project)  # every chapter keeps its run
@@ -80,7 +85,8 @@ def test_every_figure_reads_at_the_content_width(built_book):
 
 def test_warm_build_skips_every_chapter(built_book):
     project, _ = built_book
-    out = shifteval("build", "--params", "default", cwd=project)
+    with _locked(project.parent / "book-inputs.lock"):  # not while another test edits a page
+        out = shifteval("build", "--params", "default", cwd=project)
     assert out.returncode == 0, out.stderr[-3000:]
     assert [name for name in CHAPTERS if f"[{name}] up to date" in out.stderr] == CHAPTERS
     assert "executing" not in out.stderr
