@@ -10,6 +10,9 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   shifteval:
+#     threads: 1
+#     seconds: 200
 # ---
 
 # %% [markdown]

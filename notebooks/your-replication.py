@@ -12,6 +12,7 @@
 #     name: python3
 #   shifteval:
 #     threads: 1
+#     seconds: 20
 # ---
 
 # %% [markdown]

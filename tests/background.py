@@ -1,8 +1,9 @@
 """Chapter runs that go on in the background while tests that use one core go on beside them.
 
-The thread test (``test_threads.py``) re-runs the torch-trained chapters on one thread each. A one-thread
-run needs one core, and the tests marked ``one_core`` (the book's pages in a browser, Sphinx rebuilds)
-need about one: on a machine with two cores the two fit side by side. ``conftest.py`` starts these runs
+The thread test (``test_threads.py``) re-runs the torch-trained chapters, which compute on one thread, on
+:data:`OTHER_THREADS` each. The tests marked ``one_core`` (the book's pages in a browser, Sphinx rebuilds)
+need about one core, so beside them the re-runs go one at a time (they then share a core with those tests:
+slower, the same numbers). ``conftest.py`` starts these runs
 when the first ``one_core`` test starts, keeps the ``one_core`` tests together, and makes every other
 slow test wait until the runs have finished, so the runs never compete with a test that computes on
 every core.
@@ -16,14 +17,18 @@ import sys
 import threading
 from pathlib import Path
 
+#: The thread count of the re-runs: another arithmetic than the book's one thread.
+OTHER_THREADS = 2
+
 
 def cores() -> int:
     """The machine's cores (at least one)."""
     return max(1, os.cpu_count() or 1)
 
 
-class OneThreadRuns:
-    """Default runs of ``chapters`` on one thread, each in its own project copy made by ``make_project``.
+class OtherThreadRuns:
+    """Default runs of ``chapters`` on :data:`OTHER_THREADS` threads, each in its own project copy made by
+    ``make_project``, whose chapter source declares that count instead of one.
 
     ``start(lanes)`` begins them, at most ``lanes`` at a time, and returns at once; ``wait()`` blocks
     until all have ended (and lets them use every core meanwhile); ``results()`` waits and returns
@@ -49,15 +54,26 @@ class OneThreadRuns:
         if self._driver is not None or not self.chapters:
             return
         self._lanes = max(1, lanes)
-        self._driver = threading.Thread(target=self._drive, name="one-thread runs", daemon=True)
+        self._driver = threading.Thread(target=self._drive, name="thread re-runs", daemon=True)
         self._driver.start()
 
     def _launch(self, chapter) -> subprocess.Popen:
         project = self._make_project()
+        source = project / "notebooks" / f"{chapter}.py"
+        header = "#   shifteval:\n#     threads: 1\n"
+        if header not in source.read_text(encoding="utf-8"):
+            raise RuntimeError(f"{source}: expected its header to declare one thread")
+        source.write_text(
+            source.read_text(encoding="utf-8").replace(
+                header, f"#   shifteval:\n#     threads: {OTHER_THREADS}\n", 1
+            ),
+            encoding="utf-8",
+        )
+        threads = {"SHIFTEVAL_THREADS": str(OTHER_THREADS)}
         with open(project / "stderr.txt", "w") as log:  # a file, not a pipe: nothing blocks on a full pipe
             process = subprocess.Popen(
                 [sys.executable, "-m", "shifteval.cli", "run", chapter], cwd=project,
-                env={**os.environ, "SHIFTEVAL_THREADS": "1"}, stdout=subprocess.DEVNULL, stderr=log,
+                env={**os.environ, **threads}, stdout=subprocess.DEVNULL, stderr=log,
                 start_new_session=True,  # its own process group (its kernel ends when it does)
             )  # fmt: skip
         self._processes[chapter] = (process, project)
@@ -89,16 +105,17 @@ class OneThreadRuns:
         if self._driver is None:
             return
         with self._changed:
-            self._lanes = cores()
+            self._lanes = max(1, cores() // OTHER_THREADS)
             self._changed.notify_all()
         self._driver.join()
 
     def results(self) -> dict:
-        """Start the runs if nobody did (side by side, one per core), wait, and return what each left."""
-        self.start(cores())
+        """Start the runs if nobody did (side by side, as many as the cores hold), wait, and return what each
+        left."""
+        self.start(max(1, cores() // OTHER_THREADS))
         self.wait()
         if self._failure is not None:
-            raise RuntimeError("the one-thread runs could not be started") from self._failure
+            raise RuntimeError("the thread test's re-runs could not be started") from self._failure
         out = {}
         for chapter, (process, project) in self._processes.items():
             stderr = (project / "stderr.txt").read_text()

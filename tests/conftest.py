@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from background import OneThreadRuns, cores
+from background import OTHER_THREADS, OtherThreadRuns, cores
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -133,10 +133,10 @@ HEAVY_FIXTURES = {"built_book", "default_project", "real_data", "student_book"}
 DEFAULT_RUNS: set[str] = set()
 
 
-#: The chapters whose one-thread re-runs this session's thread tests need (fixture ``one_thread_runs``).
-ONE_THREAD_RERUNS: list[str] = []
+#: The chapters whose re-runs on another thread count this session's thread tests need (fixture ``other_thread_runs``).
+THREAD_RERUNS: list[str] = []
 
-BACKGROUND = pytest.StashKey[OneThreadRuns]()
+BACKGROUND = pytest.StashKey[OtherThreadRuns]()
 
 
 # Before pytest-xdist's own hook, which reads the xdist_group marks into the test ids ("...@book") that
@@ -152,7 +152,7 @@ def pytest_collection_modifyitems(items):
         # in one process, one after another; so do the thread tests, which share their re-runs
         if {"built_book", "student_book"} & fixtures:
             item.add_marker(pytest.mark.xdist_group("book"))
-        elif "one_thread_runs" in fixtures:
+        elif "other_thread_runs" in fixtures:
             item.add_marker(pytest.mark.xdist_group("threads"))
         module = getattr(item, "module", None)
         if (
@@ -161,7 +161,7 @@ def pytest_collection_modifyitems(items):
             and module.__name__.startswith("test_chapter_")
         ):
             DEFAULT_RUNS.add(module.__name__.removeprefix("test_chapter_").replace("_", "-"))
-    # The one-core tests run one after another, where the first of them stands, so that the one-thread
+    # The one-core tests run one after another, where the first of them stands, so that the thread test's
     # re-runs (started with the first) have the other core for as long as possible.
     one_core = [item for item in items if item.get_closest_marker("one_core")]
     if one_core:
@@ -174,15 +174,15 @@ def pytest_collection_finish(session):
     # after deselection (-k, -m): only the thread tests that will run ask for re-runs
     for item in session.items:
         chapter = getattr(getattr(item, "callspec", None), "params", {}).get("chapter")
-        if "one_thread_runs" in getattr(item, "fixturenames", ()) and chapter not in ONE_THREAD_RERUNS:
-            ONE_THREAD_RERUNS.append(chapter)
+        if "other_thread_runs" in getattr(item, "fixturenames", ()) and chapter not in THREAD_RERUNS:
+            THREAD_RERUNS.append(chapter)
 
 
 @pytest.fixture(scope="session", autouse=True)
 def background_runs(request, tmp_path_factory):
-    """The thread test's one-thread re-runs (:class:`background.OneThreadRuns`); not started yet."""
-    runs = OneThreadRuns(
-        ONE_THREAD_RERUNS, lambda: copy_project(tmp_path_factory.mktemp("one-thread") / "project")
+    """The thread test's re-runs on two threads (:class:`background.OtherThreadRuns`); not started yet."""
+    runs = OtherThreadRuns(
+        THREAD_RERUNS, lambda: copy_project(tmp_path_factory.mktemp("other-threads") / "project")
     )
     request.config.stash[BACKGROUND] = runs
     yield runs
@@ -210,11 +210,11 @@ def pytest_runtest_setup(item):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_call(item):
-    # A slow one-core test leaves the other cores to the one-thread re-runs (after its fixtures have
+    # A slow one-core test leaves the other cores to the thread test's re-runs (after its fixtures have
     # run: the book it reads may first have to be built on every core).
     runs = _background(item)
     if runs is not None and item.get_closest_marker("one_core") and cores() > 1:
-        runs.start(cores() - 1)
+        runs.start(max(1, (cores() - 1) // OTHER_THREADS))
 
 
 @pytest.fixture

@@ -646,7 +646,7 @@ def test_one_thread_chapters_run_side_by_side_each_on_one_thread(project, monkey
     monkeypatch.setenv("SHIFTEVAL_THREADS", "3")  # a declared count is an upper bound
     for name in ("side-a", "side-b"):
         _add_chapter(project, name, ONE_THREAD_HEADER.format(threads=1) + SIDE)
-    assert project_threads(project, "side-a") == 1 and project_threads(project, "ood-autoeval") is None
+    assert project_threads(project, "side-a") == 1 and project_threads(project, "replication-world") is None
     pipeline.run_all(_side_jobs(project, ["side-a", "side-b"]))
     a, b = (
         json.loads((project / "book" / "chapters" / f"{n}.results.json").read_text())
@@ -740,6 +740,25 @@ def test_a_declared_thread_count_must_be_a_positive_integer(project, value):
     _add_chapter(project, "declares", ONE_THREAD_HEADER.format(threads=value) + TINY)
     with pytest.raises(PipelineError, match="declares.py: the header's shifteval.threads must be"):
         project_threads(project, "declares")
+
+
+@pytest.mark.parametrize("value", ["0", "soon", "false", "-30"])
+def test_a_declared_estimate_must_be_a_positive_integer(project, value):
+    _add_chapter(
+        project, "declares", f"# ---\n# jupyter:\n#   shifteval:\n#     seconds: {value}\n# ---\n\n" + TINY
+    )
+    with pytest.raises(PipelineError, match="declares.py: the header's shifteval.seconds must be"):
+        _ = get_chapter("declares", project).seconds
+
+
+def test_the_chapters_side_by_side_start_longest_first(project):
+    for name, seconds in (("short", 5), ("long", 500), ("unsaid", None), ("middle", 50)):
+        extra = f"#     seconds: {seconds}\n" if seconds else ""
+        header = f"# ---\n# jupyter:\n#   shifteval:\n#     threads: 1\n{extra}# ---\n\n"
+        _add_chapter(project, name, header + TINY)
+    _add_chapter(project, "tiny", TINY)  # declares nothing: not side by side
+    names = ["short", "tiny", "long", "unsaid", "middle"]
+    assert pipeline.side_by_side({n: project for n in names}) == ["long", "middle", "short", "unsaid"]
 
 
 STARVED = """# %% [markdown]

@@ -518,14 +518,30 @@ def run_chapters(
     return run_all({n: dict(params=params, force=force, root=root, progress=progress) for n in names})
 
 
+def side_by_side(chapters: dict[str, Path]) -> list[str]:
+    """The chapters (name -> project root) that run side by side, those declaring one thread, longest first.
+
+    Longest by the estimate each header declares (:attr:`~shifteval.book.project.Chapter.seconds`; none
+    counts as 0), so that the longest does not start when the others are done; ties keep the given order.
+
+    Examples
+    --------
+    >>> root = find_root()
+    >>> side_by_side({n: root for n in ("replication-world", "mlm", "linear-fits", "ood-autoeval")})
+    ['ood-autoeval', 'mlm', 'linear-fits']
+    """
+    side = [n for n, root in chapters.items() if get_chapter(n, root).threads == 1]
+    return sorted(side, key=lambda n: -(get_chapter(n, chapters[n]).seconds or 0))
+
+
 def run_all(jobs: dict[str, dict[str, Any]]) -> dict[str, RunResult]:
     """Run the chapters of ``jobs`` (name -> :func:`run_chapter`'s keyword arguments, ``root`` included).
 
     The chapters that declare one thread (:attr:`~shifteval.book.project.Chapter.threads`) run after the
-    others, side by side in worker processes, one per core: none of them shares a core (each computed the
-    same numbers as alone, in about the same time: within 1.5 s in the default book). The others run one
-    after another in the order of ``jobs`` (they use every core: the zoo's processes, two threads of
-    torch). A failed chapter stops the run: side by side, the others finish and publish, and the first
+    others, side by side in worker processes, one per core, longest first by the estimate their headers
+    declare (:attr:`~shifteval.book.project.Chapter.seconds`): none of them shares a core (each computes
+    the same numbers as alone). The others run one after another in the order of ``jobs`` (they use every
+    core: the zoo's processes, two threads of torch). A failed chapter stops the run: side by side, the others finish and publish, and the first
     failure in the order of ``jobs`` is raised.
 
     Parameters
@@ -546,7 +562,7 @@ def run_all(jobs: dict[str, dict[str, Any]]) -> dict[str, RunResult]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    side = [n for n, kw in jobs.items() if get_chapter(n, kw["root"]).threads == 1]
+    side = side_by_side({n: kw["root"] for n, kw in jobs.items()})
     done = {name: run_chapter(name, **kwargs) for name, kwargs in jobs.items() if name not in side}
     lanes = min(len(side), os.cpu_count() or 1)
     if lanes < 2 or not spawn_safe():

@@ -4,8 +4,8 @@ Torch's CPU kernels, and the BLAS under numpy and scikit-learn, split sums by th
 trained on two threads and one trained on eight differ in their last digits, and training amplifies the
 difference over epochs. Every chapter's kernel therefore runs with the same count on every machine,
 :data:`DEFAULT_THREADS` unless ``SHIFTEVAL_THREADS`` names another, and at most the count its source
-declares (:attr:`shifteval.book.project.Chapter.threads`: one, for the chapters that gain nothing from a
-second thread, which the book build then runs side by side). The count is part of a chapter's cache key
+declares (:attr:`shifteval.book.project.Chapter.threads`: one, for the chapters that gain less from a
+second thread than from running beside another chapter, which the book build then runs side by side). The count is part of a chapter's cache key
 and of its provenance. The zoo's models train on one thread each, in one process per core
 (:func:`shifteval.zoo.build.build_zoo`), whatever this count is. The kernel's memory allocator is set up here
 too (:func:`allocator_variables`).

@@ -29,7 +29,9 @@ Steps 1-3 live in :mod:`~shifteval.datasets.world_render`, the sampling strategi
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import cast
 
 import numpy as np
@@ -37,6 +39,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from ..utils import cache
+from ..utils.io import atomic_write_bytes
 from .world_render import annotate, base_digits, render, selection_frequency, split_bases
 from .world_sampling import (
     STRATEGIES,
@@ -296,7 +299,11 @@ def _replication_round(world_like, annotators, seed, round_=0):
 
 
 def build_world(config: WorldConfig | dict | None = None, progress: bool = False) -> World:
-    """Render the world described by ``config`` (see the module docstring for the steps).
+    """Render the world described by ``config`` (see the module docstring for the steps), or read it back.
+
+    A world is rendered once per configuration, library source and numpy/pandas version; later calls (the
+    next chapter, a lab) read it from the cache (``world/<key>.pkl`` under
+    :func:`~shifteval.utils.cache.cache_dir`), each as a fresh object.
 
     Deterministic: the same config gives the same images, votes and splits, bit for bit.
 
@@ -331,6 +338,22 @@ def build_world(config: WorldConfig | dict | None = None, progress: bool = False
     True
     """
     cfg = config if isinstance(config, WorldConfig) else WorldConfig.from_dict(config)
+    key = cache.key(asdict(cfg), modules=["shifteval.datasets.world"], packages=["numpy", "pandas"])
+    return cache.load_or_compute(cache.cache_dir() / "world" / f"{key}.pkl", lambda: _render_world(cfg),
+                                 _load_world, _save_world)  # fmt: skip
+
+
+# A rendered world is kept whole, as a pickle in the project's own cache: every chapter and lab of the book
+# builds the same world, and reading it back takes 0.05 s where rendering it takes 2.6 s (default world).
+def _save_world(path: Path, world: World) -> None:
+    atomic_write_bytes(path, pickle.dumps(world, protocol=5))
+
+
+def _load_world(path: Path) -> World:
+    return pickle.loads(path.read_bytes())  # noqa: S301 (the project's own cache, written by _save_world)
+
+
+def _render_world(cfg: WorldConfig) -> World:
     ss = np.random.SeedSequence(cfg.seed)
     rng_split, rng_orig, rng_rep, rng_render = (np.random.default_rng(s) for s in ss.spawn(4))
     bases, base_labels = base_digits(16)

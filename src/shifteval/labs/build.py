@@ -49,6 +49,7 @@ command and no course database, which is what "hand out a folder, collect notebo
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -304,53 +305,102 @@ def build_lab(lab: str, out: Path, root: Path) -> Path:
     ...
     shifteval.labs.build.LabError: unknown lab 'chapter-9'; labs: replication-world, linear-fits, selection-bias, matched-evaluation, ood-autoeval, mlm, your-replication
     """
-    source = master_source(root, lab)
+    return _build(root, out, [lab])[lab]
+
+
+def _build(root: Path, out: Path, labs: list[str], progress: bool = False) -> dict[str, Path]:
+    """Build ``labs`` into ``out`` (see :func:`build_lab`), running Otter Assign once for all those not up to date."""
     out.mkdir(parents=True, exist_ok=True)
-    final = out / lab
-    stamp = final / ".inputs"
-    inputs = _inputs_digest(root, lab, source)
+    sources = {lab: master_source(root, lab) for lab in labs}
+    inputs = {lab: _inputs_digest(root, lab, sources[lab]) for lab in labs}
+    stale = [lab for lab in labs if not _up_to_date(out, lab, inputs[lab])]
+    with contextlib.ExitStack() as stack:
+        works = {lab: Path(stack.enter_context(tempfile.TemporaryDirectory(dir=out))) for lab in stale}
+        extras = {lab: _prepare(lab, sources[lab], works[lab], root) for lab in stale}
+        _assign({works[lab] / f"{lab}.ipynb": sources[lab] for lab in stale})
+        for lab in labs:
+            if lab in works:
+                _stage(lab, works[lab], out, extras[lab])
+                (out / lab / ".inputs").write_text(inputs[lab], encoding="utf-8")
+            if progress:
+                print(f"[labs] {lab}: {out / lab}/{{student,solution,autograder}}", file=sys.stderr)
+    return {lab: out / lab for lab in labs}
+
+
+def _up_to_date(out: Path, lab: str, inputs: str) -> bool:
+    stamp = out / lab / ".inputs"
     zips = [out / f"{lab}-{kind}.zip" for kind in ("student", "solution")]
-    if stamp.is_file() and stamp.read_text(encoding="utf-8") == inputs and all(z.is_file() for z in zips):
-        return final
+    return stamp.is_file() and stamp.read_text(encoding="utf-8") == inputs and all(z.is_file() for z in zips)
+
+
+def _prepare(lab: str, source: Path, work: Path, root: Path) -> dict[str, str]:
+    """Write into ``work`` what Otter Assign reads: the master as a notebook, the data file, the requirements.
+
+    Returns the files the autograder bundle gains afterwards (``requirements.txt``, ``lab.json``).
+    """
     nb = jupytext.read(source, fmt="py:percent")
     reqs = _configure(nb, source, lab)
     questions = master_questions(source)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    with tempfile.TemporaryDirectory(dir=out) as tmp:
-        work = Path(tmp)
-        write(lab, work, root)
-        extras = {
-            "requirements.txt": "\n".join(reqs) + "\n",
-            "lab.json": json.dumps({"lab": lab, "questions": questions}, indent=2) + "\n",
-        }
-        (work / "requirements.txt").write_text(extras["requirements.txt"], encoding="utf-8")
-        jupytext.write(nb, work / f"{lab}.ipynb", fmt="ipynb")
-        proc = _otter("assign", "--no-run-tests", f"{lab}.ipynb", "dist", cwd=work)
-        if proc.returncode != 0:
-            raise LabError(f"otter assign failed on {source}:\n{proc.stdout}\n{proc.stderr}")
-        dist = work / "dist"
-        staged = work / lab
-        (staged / "autograder").mkdir(parents=True)
-        (staged / "student").mkdir()
-        (staged / "solution").mkdir()
-        for kind, notebook in (("student", dist / "student"), ("solution", dist / "autograder")):
-            shutil.copy2(notebook / f"{lab}.ipynb", staged / kind / f"{lab}.ipynb")
-            shutil.copy2(work / data_name(lab), staged / kind / data_name(lab))
-            shutil.copy2(work / "requirements.txt", staged / kind / "requirements.txt")  # what runs it
-        _drop_answer_placeholders(staged / "solution" / f"{lab}.ipynb")
-        (bundle,) = (dist / "autograder").glob(f"{lab}-autograder_*.zip")
-        target = staged / "autograder" / f"{lab}-autograder.zip"
-        shutil.copy2(bundle, target)
-        with zipfile.ZipFile(target, "a") as z:
-            for name, text in extras.items():
-                z.writestr(name, text)
-                (staged / "autograder" / name).write_text(text, encoding="utf-8")
-        shutil.rmtree(final, ignore_errors=True)
-        os.replace(staged, final)
+    write(lab, work, root)
+    extras = {
+        "requirements.txt": "\n".join(reqs) + "\n",
+        "lab.json": json.dumps({"lab": lab, "questions": questions}, indent=2) + "\n",
+    }
+    (work / "requirements.txt").write_text(extras["requirements.txt"], encoding="utf-8")
+    jupytext.write(nb, work / f"{lab}.ipynb", fmt="ipynb")
+    return extras
+
+
+#: Otter Assign on every notebook named on the command line, into ``dist`` beside each, in one process:
+#: Otter's start-up (about 3 s) is most of an assignment's time (well under a second each). A process of
+#: its own, because Otter Assign changes the working directory, which this process's threads share.
+_ASSIGN = """
+import pathlib, sys
+import otter.assign
+for nb in sys.argv[1:]:
+    print("[assign]", nb, file=sys.stderr, flush=True)
+    otter.assign.main(nb, str(pathlib.Path(nb).with_name("dist")), no_run_tests=True)
+"""
+
+
+def _assign(notebooks: dict[Path, Path]) -> None:
+    """Run Otter Assign on each notebook (without running its tests); a failure names the lab's master."""
+    if not notebooks:
+        return
+    proc = subprocess.run(
+        [sys.executable, "-c", _ASSIGN, *map(str, notebooks)], capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        started = [line.split(" ", 1)[1] for line in proc.stderr.splitlines() if line.startswith("[assign] ")]
+        source = notebooks.get(Path(started[-1]), "the labs' masters") if started else "the labs' masters"
+        raise LabError(f"otter assign failed on {source}:\n{proc.stdout}\n{proc.stderr}")
+
+
+def _stage(lab: str, work: Path, out: Path, extras: dict[str, str]) -> None:
+    """Move Otter's output into ``out/<lab>`` (student, solution, autograder) and zip the two editions."""
+    final = out / lab
+    dist = work / "dist"
+    staged = work / lab
+    (staged / "autograder").mkdir(parents=True)
+    (staged / "student").mkdir()
+    (staged / "solution").mkdir()
+    for kind, notebook in (("student", dist / "student"), ("solution", dist / "autograder")):
+        shutil.copy2(notebook / f"{lab}.ipynb", staged / kind / f"{lab}.ipynb")
+        shutil.copy2(work / data_name(lab), staged / kind / data_name(lab))
+        shutil.copy2(work / "requirements.txt", staged / kind / "requirements.txt")  # what runs it
+    _drop_answer_placeholders(staged / "solution" / f"{lab}.ipynb")
+    (bundle,) = (dist / "autograder").glob(f"{lab}-autograder_*.zip")
+    target = staged / "autograder" / f"{lab}-autograder.zip"
+    shutil.copy2(bundle, target)
+    with zipfile.ZipFile(target, "a") as z:
+        for name, text in extras.items():
+            z.writestr(name, text)
+            (staged / "autograder" / name).write_text(text, encoding="utf-8")
+    shutil.rmtree(final, ignore_errors=True)
+    os.replace(staged, final)
     for kind in ("student", "solution"):
         _zip_folder(final / kind, out / f"{lab}-{kind}.zip")
-    stamp.write_text(inputs, encoding="utf-8")
-    return final
 
 
 def _drop_answer_placeholders(path: Path) -> None:
@@ -428,10 +478,7 @@ def build_labs(root: str | Path | None = None, out: str | Path | None = None,
     names = list(LABS if labs is None else labs)
     for name in names:
         master_source(root, name)  # every name checked before anything is built
-    for name in names:
-        folder = build_lab(name, out, root)
-        if progress:
-            print(f"[labs] {name}: {folder}/{{student,solution,autograder}}", file=sys.stderr)
+    _build(root, out, names, progress)
     for edition, kind in (("html", "solution"), ("student/html", "student"), ("real/html", "solution")):
         html = root / "_build" / edition
         if out.resolve() == (root / "_build" / "labs").resolve() and (html / "index.html").is_file():

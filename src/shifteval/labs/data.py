@@ -271,8 +271,9 @@ def _matched_evaluation(root: Path) -> dict:
 def _mlm(root: Path) -> dict:
     p = chapter_parameters(root, "matched-evaluation")  # the world and zoo every world chapter shares
     w, zoo = _world_and_zoo(p)
-    cnns = [n for n in zoo.names if zoo.accuracy_table().loc[n, "family"] != "sklearn"]
-    best = str(zoo.accuracy_table().loc[cnns, "v1"].idxmax())
+    table = zoo.accuracy_table()  # reads every stored prediction: once
+    cnns = [n for n in zoo.names if table.loc[n, "family"] != "sklearn"]
+    best = str(table.loc[cnns, "v1"].idxmax())
     train, test = zoo.predictions(best, "train"), zoo.predictions(best, "v1")
     return {
         "model": np.array(best),
