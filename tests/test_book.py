@@ -9,8 +9,8 @@ from conftest import _locked, shifteval, static_server
 
 from shifteval.book.project import chapters
 
-# Reading built pages, rebuilding the HTML and browsing use one core: the thread test's one-thread re-runs
-# go on beside these tests (tests/background.py).
+# Reading built pages, rebuilding the HTML and browsing use one core: the thread test's re-runs go on
+# beside these tests (tests/background.py).
 pytestmark = pytest.mark.one_core
 
 CHAPTERS = [c.name for c in chapters()]
