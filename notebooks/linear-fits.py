@@ -13,6 +13,7 @@
 #   shifteval:
 #     threads: 1
 #     seconds: 35
+#     after: [replication-world]
 # ---
 
 # %% [markdown]

@@ -13,6 +13,7 @@
 #   shifteval:
 #     threads: 1
 #     seconds: 50
+#     after: [replication-world]
 # ---
 
 # %% [markdown]

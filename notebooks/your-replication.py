@@ -13,6 +13,7 @@
 #   shifteval:
 #     threads: 1
 #     seconds: 20
+#     after: [replication-world]
 # ---
 
 # %% [markdown]

@@ -6,7 +6,7 @@ import os
 import pytest
 from conftest import shifteval
 
-from shifteval.book import pipeline, project
+from shifteval.book import pipeline, project, schedule
 from shifteval.book.project import (
     ChapterFailed,
     PipelineError,
@@ -627,7 +627,8 @@ if fail:
     raise RuntimeError("deliberate failure beside another chapter")
 R = results.Results()
 R.record({"start": start, "end": time.time(), "torch": torch.get_num_threads(),
-          "tunables": os.environ.get("GLIBC_TUNABLES", "")})
+          "tunables": os.environ.get("GLIBC_TUNABLES", ""), "nice": os.nice(0),
+          "autogroup": open("/proc/self/autogroup").read() if os.path.exists("/proc/self/autogroup") else None})
 """
 
 
@@ -653,9 +654,12 @@ def test_one_thread_chapters_run_side_by_side_each_on_one_thread(project, monkey
         for n in ("side-a", "side-b")
     )
     assert a["start"] < b["end"] and b["start"] < a["end"], (a, b)  # they overlapped in time
-    for res in (a, b):
+    for res, nice in ((a, 0), (b, schedule.YIELD)):  # the longest (the first: no estimate) keeps its priority
         assert res["torch"] == 1 and res["provenance"]["threads"] == 1
         assert "glibc.malloc.mmap_threshold=33554432" in res["tunables"]
+        assert res["nice"] == min(os.nice(0) + nice, 19)  # the others yield to the chapters on every core
+        if res["autogroup"] is not None:  # and so does the kernel's session, where Linux groups by session
+            assert res["autogroup"].split()[-1] == str(nice), res["autogroup"]
 
 
 @pytest.mark.slow
@@ -674,6 +678,71 @@ def test_a_failure_beside_another_chapter_stops_the_build_and_names_it(project):
     chapters = project / "book" / "chapters"
     assert (chapters / "side-ok.results.json").is_file()  # the other finished and published
     assert not (chapters / "side-bad.ipynb").exists() and not (project / "_build" / "html").exists()
+
+
+AFTER_HEADER = "# ---\n# jupyter:\n#   shifteval:\n#     threads: 1\n#     after: {after}\n# ---\n\n"
+
+
+def _times(project, name):
+    res = json.loads((project / "book" / "chapters" / f"{name}.results.json").read_text())
+    return res["start"], res["end"]
+
+
+@pytest.mark.slow
+def test_a_one_thread_chapter_starts_beside_the_first_unless_it_waits_for_it(project):
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: the chapters run one after another")
+    _add_chapter(project, "first", SIDE)  # declares no thread count: runs in this process, first
+    _add_chapter(project, "free", ONE_THREAD_HEADER.format(threads=1) + SIDE)
+    _add_chapter(project, "waits", AFTER_HEADER.format(after="[first]") + SIDE)
+    assert get_chapter("waits", project).after == ("first",) and get_chapter("free", project).after == ()
+    results = pipeline.run_all(_side_jobs(project, ["first", "waits", "free"]))
+    assert list(results) == ["first", "waits", "free"]
+    first, free, waits = (_times(project, n) for n in ("first", "free", "waits"))
+    nice = json.loads((project / "book" / "chapters" / "first.results.json").read_text())["nice"]
+    assert nice == os.nice(0)  # the first chapter keeps this process's priority
+    assert free[0] < first[1] and first[0] < free[1], (first, free)  # beside the first chapter
+    assert waits[0] >= first[1], (first, waits)  # only once the chapter it waits for was done
+
+
+@pytest.mark.slow
+def test_a_failed_first_chapter_starts_none_that_wait_for_it(project):
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: the chapters run one after another")
+    _add_chapter(project, "bad", SIDE, "description: t\nparameters: {fail: true}\n")
+    _add_chapter(project, "free", ONE_THREAD_HEADER.format(threads=1) + SIDE)
+    _add_chapter(project, "waits", AFTER_HEADER.format(after="bad") + SIDE)
+    with pytest.raises(ChapterFailed, match="chapter 'bad' failed.*deliberate failure beside"):
+        pipeline.run_all(_side_jobs(project, ["bad", "waits", "free"]))
+    chapters = project / "book" / "chapters"
+    assert (chapters / "free.results.json").is_file()  # it was running: it finished and published
+    assert not (chapters / "waits.ipynb").exists() and not (chapters / "bad.ipynb").exists()
+
+
+@pytest.mark.parametrize(
+    ("after", "message"),
+    [
+        ("3", "the header's shifteval.after must be a chapter name or a list of them, got 3"),
+        ("[first, 2]", "the header's shifteval.after must be a chapter name or a list of them"),
+        ("[nowhere]", "the header's shifteval.after names nowhere, which is not a chapter"),
+        ("[loop]", "chapter 'loop' waits for itself \\(after: loop -> loop\\)"),
+    ],
+)
+def test_a_declared_order_that_cannot_run_is_refused_before_anything_runs(project, after, message):
+    _add_chapter(project, "first", TINY)
+    _add_chapter(project, "loop", AFTER_HEADER.format(after=after) + TINY)
+    with pytest.raises(PipelineError, match=message):
+        pipeline.run_all(_side_jobs(project, ["first", "loop"]))
+    assert not list((project / "book" / "chapters").glob("*.ipynb"))
+
+
+def test_one_thread_chapters_that_wait_for_each_other_run_in_that_order(project):
+    waits = {"long": ("short",), "short": (), "middle": ()}
+    assert schedule.in_order(["long", "middle", "short"], waits, done=[]) == ["middle", "short", "long"]
+    with pytest.raises(PipelineError, match="waits for itself \\(after: a -> b -> a\\)"):
+        schedule.check_order([], ["a", "b"], {"a": ("b",), "b": ("a",)})
+    with pytest.raises(PipelineError, match="chapter 'world' uses every core, so it can only wait"):
+        schedule.check_order(["world"], ["fits"], {"world": ("fits",), "fits": ()})
 
 
 @pytest.mark.slow

@@ -28,7 +28,7 @@ from typing import Any
 from .. import __version__
 from ..utils.io import atomic_write_bytes, atomic_write_json
 from ..utils.processes import spawn_safe
-from . import prose, reader
+from . import prose, reader, schedule
 from .assemble import EDITIONS, build_html, fetch_data, log, real_edition_sources
 from .project import (
     CHAPTER_DIR,
@@ -537,12 +537,19 @@ def side_by_side(chapters: dict[str, Path]) -> list[str]:
 def run_all(jobs: dict[str, dict[str, Any]]) -> dict[str, RunResult]:
     """Run the chapters of ``jobs`` (name -> :func:`run_chapter`'s keyword arguments, ``root`` included).
 
-    The chapters that declare one thread (:attr:`~shifteval.book.project.Chapter.threads`) run after the
-    others, side by side in worker processes, one per core, longest first by the estimate their headers
-    declare (:attr:`~shifteval.book.project.Chapter.seconds`): none of them shares a core (each computes
-    the same numbers as alone). The others run one after another in the order of ``jobs`` (they use every
-    core: the zoo's processes, two threads of torch). A failed chapter stops the run: side by side, the others finish and publish, and the first
-    failure in the order of ``jobs`` is raised.
+    The chapters that use every core (the zoo's processes, torch's threads) run one after another in the
+    order of ``jobs``. Those that declare one thread (:attr:`~shifteval.book.project.Chapter.threads`) run
+    beside them in worker processes, one per core, so none shares a core with another one-thread chapter:
+    each starts once the chapters its header names in ``after`` (:attr:`~shifteval.book.project.Chapter.after`,
+    those of this run) are done, the longest first where several may (the estimate its header declares,
+    :attr:`~shifteval.book.project.Chapter.seconds`). So OOD-AutoEval and the MLM, which read no zoo,
+    compute while replication-world trains it, and the chapters that read it start when it is done. The
+    kernels of all but the longest run at a lower priority (:func:`~shifteval.book.schedule.yielding`), so
+    that they take the cycles the zoo leaves. Every chapter computes the same numbers whatever runs beside
+    it.
+
+    A failed chapter stops the run: no chapter starts after it, those running finish and publish, and the
+    first failure in the order of ``jobs`` is raised.
 
     Parameters
     ----------
@@ -556,24 +563,81 @@ def run_all(jobs: dict[str, dict[str, Any]]) -> dict[str, RunResult]:
 
     Raises
     ------
+    PipelineError
+        Before anything runs, if a header's ``after`` names an unknown chapter or an order that cannot run
+        (:func:`~shifteval.book.schedule.check_order`).
     ChapterFailed
         The first chapter that failed, in the order of ``jobs``.
     """
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     side = side_by_side({n: kw["root"] for n, kw in jobs.items()})
-    done = {name: run_chapter(name, **kwargs) for name, kwargs in jobs.items() if name not in side}
+    first = [n for n in jobs if n not in side]
+    waits = _waits(jobs)
+    schedule.check_order(first, side, waits)
     lanes = min(len(side), os.cpu_count() or 1)
     if lanes < 2 or not spawn_safe():
-        return done | {name: run_chapter(name, **jobs[name]) for name in side}
+        alone = {name: run_chapter(name, **jobs[name]) for name in first}
+        return alone | {
+            name: run_chapter(name, **jobs[name]) for name in schedule.in_order(side, waits, alone)
+        }
     log(f"[book] {', '.join(side)}: one thread each, {lanes} side by side (no per-cell progress)")
-    with ProcessPoolExecutor(lanes, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {name: pool.submit(run_chapter, name, **{**jobs[name], "progress": False}) for name in side}
-    failures = [exc for f in futures.values() if (exc := f.exception()) is not None]
+
+    def submit(pool, name):
+        kwargs = {**jobs[name], "progress": False}
+        return pool.submit(schedule.in_lane, run_chapter, name, schedule.yielding(name, side), kwargs)
+
+    lanes_ = schedule.Lanes(
+        side, waits, lanes, submit, lambda name: log(f"[book] {name}: starts beside the others")
+    )
+    done: dict[str, RunResult] = {}
+    failures: dict[str, BaseException] = {}
+    try:
+        lanes_.start()
+        for name in first:
+            try:
+                done[name] = run_chapter(name, **jobs[name])
+            except ChapterFailed as exc:
+                failures[name] = exc
+                lanes_.stop()
+                break
+            lanes_.finished(name)
+    except BaseException:
+        lanes_.stop()
+        raise
+    finally:
+        futures = lanes_.wait()
+    for name, future in futures.items():
+        if future.cancelled():
+            continue
+        error = future.exception()
+        if error is not None:
+            failures[name] = error
+        else:
+            done[name] = future.result()
     if failures:
-        raise failures[0]
-    return done | {name: f.result() for name, f in futures.items()}
+        raise next(failures[n] for n in jobs if n in failures)
+    return {n: done[n] for n in jobs if n in done}
+
+
+def _waits(jobs: dict[str, dict[str, Any]]) -> dict[str, tuple[str, ...]]:
+    """Per chapter of ``jobs``, the chapters of ``jobs`` its header names in ``after``.
+
+    Raises
+    ------
+    PipelineError
+        If a header names a chapter the project does not have.
+    """
+    waits = {}
+    for name, kwargs in jobs.items():
+        chapter = get_chapter(name, kwargs["root"])
+        known = {c.name for c in chapters(kwargs["root"])}
+        unknown = [a for a in chapter.after if a not in known]
+        if unknown:
+            raise PipelineError(
+                f"{chapter.source}: the header's shifteval.after names {', '.join(unknown)}, which is not a "
+                f"chapter; chapters: {', '.join(sorted(known))}"
+            )
+        waits[name] = tuple(a for a in chapter.after if a in jobs)
+    return waits
 
 
 def build(
@@ -605,8 +669,8 @@ def build(
     ``_build/real/src`` so the default book's executed chapters are untouched; the datasets the sets
     name are fetched first with ``shifteval data get`` into ``data_root`` unless already there.
 
-    Chapters run in ``_toc.yml`` order, except that those declaring one thread run last, side by side
-    (see :func:`run_all`); the first failure stops the build before ``jupyter-book`` runs, so a failed
+    Chapters run in ``_toc.yml`` order, except that those declaring one thread run side by side beside
+    them, each once the chapters it waits for are done (see :func:`run_all`); the first failure stops the build before ``jupyter-book`` runs, so a failed
     chapter is never published. The book is built with
     warnings as errors (``-W -n --keep-going``).
 

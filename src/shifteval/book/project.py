@@ -129,10 +129,40 @@ class Chapter:
         """
         return self._declared("seconds")
 
-    def _declared(self, key: str) -> int | None:
+    @property
+    def after(self) -> tuple[str, ...]:
+        """The chapters this one starts after when the book runs them together, where its header names them.
+
+        A chapter that reads what another's run builds (the zoo replication-world trains) says so in its
+        header (``shifteval: {after: [replication-world]}``): the book build starts it once that chapter is
+        done, so that it reads the zoo instead of waiting for it on a core; chapters naming none start at
+        once, beside the first (:func:`shifteval.book.pipeline.run_all`). Run alone, a chapter builds what
+        it lacks itself, so the order is about time, never about results.
+
+        Raises
+        ------
+        PipelineError
+            If the declared value is not a chapter name or a list of them (the message names the source).
+        """
+        declared = self._header().get("after", [])
+        names = [declared] if isinstance(declared, str) else declared
+        if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+            raise PipelineError(
+                f"{self.source}: the header's shifteval.after must be a chapter name or a list of them, "
+                f"got {declared!r}"
+            )
+        return tuple(names)
+
+    def _header(self) -> dict:
         import jupytext
 
-        declared = jupytext.read(self.source, fmt="py:percent").metadata.get("shifteval", {}).get(key)
+        header = jupytext.read(self.source, fmt="py:percent").metadata.get("shifteval", {})
+        if not isinstance(header, dict):
+            raise PipelineError(f"{self.source}: the header's shifteval must be a mapping, got {header!r}")
+        return header
+
+    def _declared(self, key: str) -> int | None:
+        declared = self._header().get(key)
         if declared is None:
             return None
         if isinstance(declared, bool) or not isinstance(declared, int) or declared < 1:

@@ -114,6 +114,38 @@ def pin(threads: int) -> None:
 
     torch.set_num_threads(int(threads))
     threadpoolctl.threadpool_limits(int(threads))
+    if os.environ.get(ENV_NICE):
+        lower_priority(int(os.environ[ENV_NICE]))
+
+
+#: Set by the book build for the chapters it runs beside others (:mod:`shifteval.book.schedule`): how much
+#: their kernels lower their priority at start-up (:func:`lower_priority`).
+ENV_NICE = "SHIFTEVAL_NICE"
+
+
+def lower_priority(nice: int) -> None:
+    """Lower this process's CPU priority by ``nice``, and on Linux its session's.
+
+    Linux shares the CPU between sessions first (the scheduler's autogroups, sched(7)) and a chapter's kernel
+    starts a session of its own, so ``os.nice`` alone would only order the kernel against its own worker
+    processes: the session's nice value (``/proc/self/autogroup``) is what orders it against another
+    chapter's kernel. Raising either needs no privilege; where autogroups are off the file is absent
+    or refuses the write, and ``os.nice`` is what counts. Priority changes when a process runs, never what it
+    computes.
+
+    Parameters
+    ----------
+    nice : int
+        A non-negative increment (0 changes nothing).
+    """
+    if nice <= 0:
+        return
+    os.nice(nice)
+    try:
+        with open("/proc/self/autogroup", "w") as fh:
+            fh.write(str(min(nice, 19)))
+    except OSError:
+        pass
 
 
 def startup_arguments(threads: int) -> list[str]:
