@@ -136,7 +136,12 @@ def test_failing_chapter_reports_cell_and_exception_and_is_kept_out_of_the_book(
     assert failed.is_file() and "deliberate failure" in failed.read_text()
     assert not (project / "book" / "chapters" / "broken.ipynb").exists()
     assert not (project / "book" / "chapters" / "broken.results.json").exists()
-    # a build stops at the failure (the first chapter) and never runs jupyter-book
+    # a build stops at the failure (the first chapter) and never runs jupyter-book; the chapters that wait
+    # for nothing would start beside it and finish first (tested with tiny chapters), so here only those
+    # that wait for replication-world stay
+    toc = project / "_toc.yml"
+    toc.write_text("".join(line for line in toc.read_text().splitlines(keepends=True)
+                           if not line.endswith(("chapters/ood-autoeval\n", "chapters/mlm\n"))))  # fmt: skip
     out = shifteval("build", cwd=project)
     assert out.returncode == 1 and "chapter 'broken' failed" in out.stderr
     assert not (project / "_build" / "html").exists()

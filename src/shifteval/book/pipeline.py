@@ -585,9 +585,7 @@ def run_all(jobs: dict[str, dict[str, Any]]) -> dict[str, RunResult]:
         kwargs = {**jobs[name], "progress": False}
         return pool.submit(schedule.in_lane, run_chapter, name, schedule.yielding(name, side), kwargs)
 
-    lanes_ = schedule.Lanes(
-        side, waits, lanes, submit, lambda name: log(f"[book] {name}: starts beside the others")
-    )
+    lanes_ = schedule.Lanes(side, waits, lanes, submit)
     done: dict[str, RunResult] = {}
     failures: dict[str, BaseException] = {}
     try:
@@ -598,6 +596,9 @@ def run_all(jobs: dict[str, dict[str, Any]]) -> dict[str, RunResult]:
             except ChapterFailed as exc:
                 failures[name] = exc
                 lanes_.stop()
+                running = [n for n, f in lanes_.futures.items() if not f.done()]
+                if running:
+                    log(f"[book] {name} failed; {', '.join(running)} finish first (each publishes its run)")
                 break
             lanes_.finished(name)
     except BaseException:

@@ -46,6 +46,9 @@ def yielding(name: str, side: list[str]) -> int:
 
 def in_lane(run: Callable[..., Any], name: str, nice: int, kwargs: dict) -> Any:
     """``run(name, **kwargs)`` in a lane, the kernel it starts lowering its priority by ``nice``."""
+    from .assemble import log
+
+    log(f"[book] {name}: starts, on one thread" + (" at a lower priority" if nice else ""))
     os.environ[ENV_NICE] = str(nice)
     return run(name, **kwargs)
 
@@ -126,13 +129,11 @@ class Lanes:
         Worker processes.
     submit : callable
         ``submit(pool, name)`` submits a chapter's run to the pool and returns its future.
-    started : callable
-        Called with a chapter's name when it is submitted (a log line).
     """
 
     def __init__(self, side: list[str], waits: dict[str, tuple[str, ...]], lanes: int,
-                 submit: Callable[[ProcessPoolExecutor, str], Future], started: Callable[[str], Any]):  # fmt: skip
-        self._side, self._waits, self._submit, self._started = side, waits, submit, started
+                 submit: Callable[[ProcessPoolExecutor, str], Future]):  # fmt: skip
+        self._side, self._waits, self._submit = side, waits, submit
         self._pool = ProcessPoolExecutor(lanes, mp_context=multiprocessing.get_context("spawn"))
         # re-entrant: a future that is done at once runs its callback in the thread that submits it
         self._changed = threading.Condition(threading.RLock())
@@ -173,7 +174,6 @@ class Lanes:
             return
         for name in self._side:
             if name not in self.futures and all(w in self._done for w in self._waits[name]):
-                self._started(name)
                 self._active += 1
                 future = self.futures[name] = self._submit(self._pool, name)
                 future.add_done_callback(functools.partial(self._ended, name))
