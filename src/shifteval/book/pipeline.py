@@ -628,14 +628,17 @@ def _waits(jobs: dict[str, dict[str, Any]]) -> dict[str, tuple[str, ...]]:
         If a header names a chapter the project does not have.
     """
     waits = {}
+    known: dict[Path, set[str]] = {}  # per project root, its chapters' names (_toc.yml read once)
     for name, kwargs in jobs.items():
-        chapter = get_chapter(name, kwargs["root"])
-        known = {c.name for c in chapters(kwargs["root"])}
-        unknown = [a for a in chapter.after if a not in known]
+        root = kwargs["root"]
+        if root not in known:
+            known[root] = {c.name for c in chapters(root)}
+        chapter = get_chapter(name, root)
+        unknown = [a for a in chapter.after if a not in known[root]]
         if unknown:
             raise PipelineError(
                 f"{chapter.source}: the header's shifteval.after names {', '.join(unknown)}, which is not a "
-                f"chapter; chapters: {', '.join(sorted(known))}"
+                f"chapter; chapters: {', '.join(sorted(known[root]))}"
             )
         waits[name] = tuple(a for a in chapter.after if a in jobs)
     return waits
@@ -671,8 +674,8 @@ def build(
     name are fetched first with ``shifteval data get`` into ``data_root`` unless already there.
 
     Chapters run in ``_toc.yml`` order, except that those declaring one thread run side by side beside
-    them, each once the chapters it waits for are done (see :func:`run_all`); the first failure stops the build before ``jupyter-book`` runs, so a failed
-    chapter is never published. The book is built with
+    them, each once the chapters it waits for are done (see :func:`run_all`); the first failure stops the
+    build before ``jupyter-book`` runs, so a failed chapter is never published. The book is built with
     warnings as errors (``-W -n --keep-going``).
 
     The steps: check the request (:func:`_check_request`), find where the book's sources are and that
