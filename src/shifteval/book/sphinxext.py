@@ -26,6 +26,13 @@ Downloads: every copy of a chapter's executed notebook that the HTML offers (the
 figures visible, the bookkeeping collapsed); in the student edition without the solutions, and the chapter's
 jupytext source offered beside it without them too.
 
+Doctrees: nodes made by a nested parse (autodoc's directives inside a MyST page) keep a reference to that
+parse's own ``document``, whose settings hold the whole build environment; Sphinx clears the environment
+only from the page's own document before it pickles the page, so every library-reference page stored a
+copy of it (about 650 kB each). Sphinx loads every page's doctree again to number figures and to write
+the pages, so those copies cost about a quarter of the HTML build. :func:`_own_document` points such nodes
+at their page's document before the doctree is pickled.
+
 The extension also gives the theme a ``default_mode`` of ``auto`` (follow the reader's system setting)
 in ``html_context`` when ``_config.yml`` does not choose one: left empty, pydata-sphinx-theme logs a
 console error on every first visit.
@@ -405,6 +412,30 @@ def _dedupe_thebe(outdir: Path) -> None:
             page.write_text(head + tail.replace(block, ""), encoding="utf-8")
 
 
+def _own_document(app, doctree) -> int:
+    """Point every node of ``doctree`` that names another ``document`` at its page's document; how many.
+
+    A node whose ``_document`` is unset reads its parent's (docutils' ``Node.document``), so unsetting it
+    leaves the node's document the page's own, and the foreign document (with the build environment in
+    its settings) is no longer pickled with the page (``doctree-read``: "the doctree before being pickled").
+
+    Examples
+    --------
+    >>> from docutils.utils import new_document
+    >>> page, other = new_document("page"), new_document("other")
+    >>> para = nodes.paragraph(); other += para; para += nodes.strong()
+    >>> page += para  # the paragraph moves to the page; its child still names the other document
+    >>> para[0].document is other
+    True
+    >>> _own_document(None, page), para[0].document is page
+    (1, True)
+    """
+    foreign = [node for node in doctree.findall() if node._document is not None and node._document is not doctree]
+    for node in foreign:
+        node._document = None
+    return len(foreign)
+
+
 def _escape_bars(app, what, name, obj, options, lines):
     """Docstrings write absolute values as ``|x|``; outside literals RST would read a substitution.
 
@@ -428,4 +459,5 @@ def setup(app):
     app.add_role("lab", lab_role)
     app.add_directive("findings-overview", FindingsOverview)
     app.connect("autodoc-process-docstring", _escape_bars)
+    app.connect("doctree-read", _own_document)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
