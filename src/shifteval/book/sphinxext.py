@@ -430,7 +430,9 @@ def _own_document(app, doctree) -> int:
     >>> _own_document(None, page), para[0].document is page
     (1, True)
     """
-    foreign = [node for node in doctree.findall() if node._document is not None and node._document is not doctree]
+    foreign = [
+        node for node in doctree.findall() if node._document is not None and node._document is not doctree
+    ]
     for node in foreign:
         node._document = None
     return len(foreign)
