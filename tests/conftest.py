@@ -140,8 +140,8 @@ BACKGROUND = pytest.StashKey[OtherThreadRuns]()
 
 
 # Before pytest-xdist's own hook, which reads the xdist_group marks into the test ids ("...@book") that
-# --dist loadgroup schedules by. (Under pytest 9 those ids no longer change, so the marks group nothing:
-# the tests that edit the shared book's inputs hold its "book-inputs.lock" instead.)
+# --dist loadgroup schedules by (under pytest 9, :class:`GroupIds` writes them). The tests that edit the
+# shared book's inputs also hold its "book-inputs.lock", so they stay safe however they are scheduled.
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     for item in items:
@@ -168,6 +168,37 @@ def pytest_collection_modifyitems(items):
         first = items.index(one_core[0])
         rest = [item for item in items if not item.get_closest_marker("one_core")]
         items[:] = rest[:first] + one_core + rest[first:]
+
+
+class GroupIds:
+    """Puts a test's ``xdist_group`` into the id pytest 9 reports, as pytest-xdist does for older pytest.
+
+    pytest-xdist's ``--dist loadgroup`` sends every test of a group to one worker, reading the group from
+    the end of the test's id (``...@book``). Its worker appends it to ``item._nodeid``, which pytest 9 no
+    longer reads (the id comes from ``item._id``), so no test was grouped: one worker then sat idle on a
+    lock while the other built the student edition or rebuilt the book (about 50 s, twice a session). This
+    plugin runs after pytest-xdist's hook and writes the suffixed id where pytest 9 reads it.
+    """
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config, items):
+        if not (_worker() and config.getvalue("loadgroup")):
+            return
+        try:
+            from _pytest.nodeid import NodeId  # pytest 9; earlier, pytest-xdist's own suffix is read
+        except ImportError:
+            return
+        for item in items:
+            names = {
+                str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                for m in item.iter_markers("xdist_group")
+            }
+            if names and "@" not in item.nodeid and isinstance(getattr(item, "_id", None), NodeId):
+                item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(sorted(names))}")
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(GroupIds(), "shifteval-group-ids")
 
 
 def pytest_collection_finish(session):
