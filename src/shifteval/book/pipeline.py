@@ -628,17 +628,20 @@ def _waits(jobs: dict[str, dict[str, Any]]) -> dict[str, tuple[str, ...]]:
         If a header names a chapter the project does not have.
     """
     waits = {}
-    known: dict[Path, set[str]] = {}  # per project root, its chapters' names (_toc.yml read once)
+    # per project root, its chapters by name (_toc.yml read once)
+    by_root: dict[Path, dict[str, Chapter]] = {}
     for name, kwargs in jobs.items():
         root = kwargs["root"]
-        if root not in known:
-            known[root] = {c.name for c in chapters(root)}
-        chapter = get_chapter(name, root)
-        unknown = [a for a in chapter.after if a not in known[root]]
+        if root not in by_root:
+            by_root[root] = {c.name: c for c in chapters(root)}
+        known = by_root[root]
+        # an unknown name goes to get_chapter, whose error lists the valid ones
+        chapter = known[name] if name in known else get_chapter(name, root)
+        unknown = [a for a in chapter.after if a not in known]
         if unknown:
             raise PipelineError(
                 f"{chapter.source}: the header's shifteval.after names {', '.join(unknown)}, which is not a "
-                f"chapter; chapters: {', '.join(sorted(known[root]))}"
+                f"chapter; chapters: {', '.join(sorted(known))}"
             )
         waits[name] = tuple(a for a in chapter.after if a in jobs)
     return waits
