@@ -174,27 +174,26 @@ class GroupIds:
     """Puts a test's ``xdist_group`` into the id pytest 9 reports, as pytest-xdist does for older pytest.
 
     pytest-xdist's ``--dist loadgroup`` sends every test of a group to one worker, reading the group from
-    the end of the test's id (``...@book``). Its worker appends it to ``item._nodeid``, which pytest 9 no
-    longer reads (the id comes from ``item._id``), so no test was grouped: one worker then sat idle on a
+    the end of the test's id (``...@book``). Its worker writes that id to ``item._nodeid``, which pytest 9
+    no longer reads (the id comes from ``item._id``), so no test was grouped: one worker then sat idle on a
     lock while the other built the student edition or rebuilt the book (about 50 s, twice a session). This
-    plugin runs after pytest-xdist's hook and writes the suffixed id where pytest 9 reads it.
+    plugin runs after pytest-xdist's hook and copies the id it wrote to where pytest 9 reads it.
     """
 
     @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, config, items):
-        if not (_worker() and config.getvalue("loadgroup")):
-            return
+    def pytest_collection_modifyitems(self, items):
         try:
             from _pytest.nodeid import NodeId  # pytest 9; earlier, pytest-xdist's own suffix is read
         except ImportError:
             return
         for item in items:
-            names = {
-                str(m.args[0] if m.args else m.kwargs.get("name", "default"))
-                for m in item.iter_markers("xdist_group")
-            }
-            if names and "@" not in item.nodeid and isinstance(getattr(item, "_id", None), NodeId):
-                item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(sorted(names))}")
+            grouped = getattr(item, "_nodeid", None)  # set by pytest-xdist's worker under --dist loadgroup
+            if (
+                isinstance(grouped, str)
+                and grouped != item.nodeid
+                and isinstance(getattr(item, "_id", None), NodeId)
+            ):
+                item._id = NodeId.parse(grouped)
 
 
 def pytest_configure(config):
