@@ -610,6 +610,23 @@ def test_a_chapter_computes_on_the_same_thread_count_whatever_the_callers(projec
     assert json.loads(res_path.read_text())["torch"] == 3  # nothing published by the refused runs
 
 
+def test_the_kernel_start_up_imports_no_library_and_sizes_each_pool_on_import():
+    """``pin`` (the kernel's start-up) leaves torch and numpy unimported; each is sized when a cell imports it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from shifteval.book.threads import pin; pin(3); "
+        "assert not {'numpy', 'torch'} & set(sys.modules), 'imported at start-up'; "
+        "import threadpoolctl, torch; "
+        "print(torch.get_num_threads(), *sorted({p['num_threads'] for p in threadpoolctl.threadpool_info()}))"
+    )
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["3", "3"], out.stdout
+
+
 ONE_THREAD_HEADER = "# ---\n# jupyter:\n#   shifteval:\n#     threads: {threads}\n# ---\n\n"
 
 SIDE = """# %% [markdown]

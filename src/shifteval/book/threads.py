@@ -87,11 +87,15 @@ def kernel_variables(threads: int) -> dict[str, str]:
 
 
 def pin(threads: int) -> None:
-    """Size this process's thread pools to ``threads``: torch's intra-op pool, and BLAS/OpenMP pools loaded.
+    """Size this process's thread pools to ``threads``: torch's intra-op pool and the BLAS/OpenMP pools.
 
     The kernel calls it at start-up (before the chapter's first cell). The environment alone
     (:func:`kernel_variables`) is not enough: torch caps the count it reads from ``OMP_NUM_THREADS`` at
     the machine's cores, so a one-core machine would otherwise train on one thread where others use two.
+    Each pool is sized as soon as its library is imported (numpy's BLAS, torch's intra-op pool and its
+    OpenMP), before anything computes on it, and at once where it is already imported. Importing torch
+    here would cost about two seconds in every kernel whose chapter never uses it, hence the post-import
+    hooks (``wrapt``: the standard library has none).
 
     Parameters
     ----------
@@ -109,11 +113,19 @@ def pin(threads: int) -> None:
     >>> inside
     3
     """
-    import threadpoolctl
-    import torch
+    import wrapt
 
-    torch.set_num_threads(int(threads))
-    threadpoolctl.threadpool_limits(int(threads))
+    count = int(threads)
+
+    def size(module) -> None:
+        import threadpoolctl
+
+        if module.__name__ == "torch":
+            module.set_num_threads(count)
+        threadpoolctl.threadpool_limits(count)  # every BLAS/OpenMP library loaded by now
+
+    for name in ("numpy", "torch"):  # torch imports numpy first: both hooks run, numpy's first
+        wrapt.register_post_import_hook(size, name)
     if os.environ.get(ENV_NICE):
         lower_priority(int(os.environ[ENV_NICE]))
 
