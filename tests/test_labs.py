@@ -188,6 +188,19 @@ def test_the_grade_command_scores_writes_a_csv_and_exports_the_manual_answers(la
     assert bad.returncode == 1 and "unknown lab 'mlms'" in bad.stderr
 
 
+def test_a_lab_error_is_one_line_naming_the_file(tmp_path, capsys):
+    """A grading error (here, a submitted notebook that does not exist) reads as one line, not a traceback."""
+    from shifteval.cli import main
+
+    bundle = tmp_path / "mlm" / "autograder" / "mlm-autograder.zip"
+    bundle.parent.mkdir(parents=True)
+    zipfile.ZipFile(bundle, "w").close()
+    missing = tmp_path / "no-such.ipynb"
+    assert main(["grade", "mlm", str(missing), "--labs", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"shifteval: error: {missing}: no such submitted notebook (.ipynb)\n", err
+
+
 @pytest.mark.slow
 def test_every_chapter_page_links_its_lab_in_each_edition(built_book):
     project, out = built_book

@@ -404,7 +404,7 @@ def legibility(fig: Figure) -> dict:
     from matplotlib.text import Text
 
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
-    fig.canvas.draw()
+    fig.draw_without_rendering()  # lays out every artist (text extents, ticks) without rasterizing
     # the inline backend saves with bbox_inches="tight", which pads the box on each side
     width_px = _png_width_in(fig) * fig.dpi
     scale = min(1.0, CONTENT_WIDTH_PX / width_px)
