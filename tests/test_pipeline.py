@@ -615,13 +615,15 @@ def test_the_kernel_start_up_imports_no_library_and_sizes_each_pool_on_import():
     import subprocess
     import sys
 
+    from shifteval.book.threads import kernel_variables
+
     code = (
         "import sys; from shifteval.book.threads import pin; pin(3); "
         "assert not {'numpy', 'torch'} & set(sys.modules), 'imported at start-up'; "
         "import threadpoolctl, torch; "
         "print(torch.get_num_threads(), *sorted({p['num_threads'] for p in threadpoolctl.threadpool_info()}))"
     )
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    env = {**os.environ, **kernel_variables(1)}  # the pools' start-up sizes say one thread
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["3", "3"], out.stdout
